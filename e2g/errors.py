@@ -1,0 +1,59 @@
+"""The E2gError hierarchy: failures the user can act on.
+
+Library code raises these and never calls sys.exit; cli/app.py turns them into one
+line on stderr ("e2g: error: <message>") and the error's exit code.
+"""
+
+from __future__ import annotations
+
+
+class E2gError(Exception):
+    """A failure the user can act on; str(err) is the whole message shown."""
+
+    exit_code = 1
+
+
+class UsageError(E2gError):
+    """The command's arguments are wrong in a way typer cannot see."""
+
+    exit_code = 2
+
+
+class ArchiveUnreadable(E2gError):
+    """A path is missing, unreadable, or not an archive e2g knows."""
+
+
+class StoreError(E2gError):
+    """The store cannot be opened, is from a newer e2g, or the disk is full."""
+
+
+class EmptyStore(E2gError):
+    """The command needs mail but the store has none."""
+
+
+class IndexError_(E2gError):
+    """The full-text index is missing or unusable; `e2g reindex` fixes it."""
+
+
+class QueryError(E2gError):
+    """A search query that cannot be parsed."""
+
+    exit_code = 2
+
+
+class RepoError(E2gError):
+    """A path that is not a git repository, or git failed."""
+
+
+class UnknownCommit(E2gError):
+    """A revision git cannot resolve."""
+
+
+class NotFound(E2gError):
+    """A message or thread that is not in the store."""
+
+
+class Interrupted(E2gError):
+    """Ctrl-C: everything up to the last committed batch is kept."""
+
+    exit_code = 130

@@ -1,0 +1,212 @@
+"""Frozen value types shared by every layer of e2g.
+
+No IO and no third-party imports: readers produce RawMessage, parsers produce Message
+(with Patch / PullRequest / SubjectInfo), gitrepo produces Commit, the matcher produces
+Link. The store maps rows to and from these; output maps them to JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+# Named bounds for every field that comes from mail (STYLE 2.2 habit 8).
+MAX_MESSAGE_ID = 512
+MAX_SUBJECT = 2048
+MAX_NAME = 256
+MAX_ADDRESS = 320
+MAX_REFERENCES = 128
+MAX_BODY = 256 * 1024
+MAX_DIFF = 8 * 1024 * 1024
+MAX_FILES = 10_000
+
+
+class Kind(StrEnum):
+    """What a message is, for matching and display."""
+
+    PATCH = "patch"
+    COVER = "cover"
+    PULL = "pull"
+    REPLY = "reply"
+    OTHER = "other"
+
+
+class DateSource(StrEnum):
+    """Where a message's sanitised date came from (DESIGN.md, "Dates")."""
+
+    HEADER = "header"
+    RECEIVED = "received"
+    FROM_LINE = "from-line"
+    NEIGHBOURS = "neighbours"
+    NONE = "none"
+
+
+class FileStatus(StrEnum):
+    MODIFIED = "modified"
+    ADDED = "added"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    COPIED = "copied"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a raw message was read from.
+
+    `source` names the archive (a path, or "-" for stdin); `position` is a stable key
+    inside it (a byte offset, a Maildir file name, a public-inbox commit sha) used for
+    resume checkpoints and for a raw-message pointer back into the archive.
+    """
+
+    source: str
+    position: str
+    list_hint: str | None = None  # e.g. the public-inbox / pipermail list name
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    """One message's bytes as the archive held them (mboxrd `>From` already undone)."""
+
+    data: bytes
+    origin: Origin
+    from_line: bytes | None = None  # the mbox "From " separator line, if any
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectInfo:
+    """A parsed subject: "[PATCH v3 2/7] mm: fix x" -> version 3, part 2/7, key."""
+
+    raw: str
+    title: str  # subject without Re:/Fwd: and leading [...] groups
+    key: str  # title whitespace-collapsed and case-folded: compare commit summaries here
+    version: int = 1
+    part: int | None = None
+    total: int | None = None
+    is_patch_tag: bool = False  # a [PATCH ...] / [RFC ...] style prefix was present
+    rfc: bool = False
+    resend: bool = False
+    is_reply: bool = False  # Re:/AW:/Fwd: prefix
+    tags: tuple[str, ...] = ()  # tree tags: net-next, liburing, 4.19, ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's part of a diff."""
+
+    path: str  # normalised: new path, or old path for a deletion
+    old_path: str | None  # normalised; differs from path for renames/copies
+    status: FileStatus = FileStatus.MODIFIED
+    binary: bool = False
+    added: int = 0
+    removed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """The diff a message (or commit) carries."""
+
+    diff: str  # the diff text, from the first diff header to the end of the last hunk
+    files: tuple[FileChange, ...]
+    added: int
+    removed: int
+    patch_id: str | None  # equal to `git patch-id --stable` of the same diff
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(change.path for change in self.files)
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    """A `git request-pull` message: the repository URL and branch or tag to pull."""
+
+    url: str
+    ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    name: str
+    email: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A parsed mail: everything the store keeps about it besides the raw bytes."""
+
+    message_id: str
+    synthetic_id: bool
+    subject: SubjectInfo
+    author: Address  # DMARC-rewritten senders resolved
+    patch_author: Address | None  # in-body From: of a patch, when present
+    date: datetime | None  # sanitised, aware UTC; None only when nothing is known
+    date_raw: str
+    date_source: DateSource
+    received_at: datetime | None  # the list server's Received: timestamp
+    list_id: str | None  # from List-Id:, normalised ("io-uring.vger.kernel.org")
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    kind: Kind
+    body: str  # the commentary (text before the diff), bounded
+    patch: Patch | None = None
+    pull: PullRequest | None = None
+    trailers: tuple[tuple[str, str], ...] = ()  # ("Reviewed-by", "A <a@b>"), ...
+    to: tuple[str, ...] = ()  # addresses in To:/Cc:, bounded
+
+    @property
+    def parent_id(self) -> str | None:
+        """In-Reply-To, else the last References entry (DESIGN.md, "Threads")."""
+        if self.in_reply_to:
+            return self.in_reply_to
+        return self.references[-1] if self.references else None
+
+
+@dataclass(frozen=True, slots=True)
+class Trailer:
+    key: str  # canonical case: "Link", "Message-Id", "Reviewed-by"
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A non-merge commit as the matcher sees it."""
+
+    sha: str
+    subject: str
+    subject_key: str
+    author: Address  # mailmap applied
+    author_date: datetime
+    commit_date: datetime
+    patch: Patch
+    trailers: tuple[Trailer, ...] = ()
+    body: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One reason behind a score, for humans and for --json."""
+
+    signal: str  # "trailer", "patch-id", "author-date", "subject", "author", "files", "diff", "date"
+    detail: str
+    weight: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A commit matched to one message that carried its patch."""
+
+    commit: str
+    message_id: str
+    method: str
+    score: float
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A message that could not be parsed: counted and reported, never fatal."""
+
+    reason: str  # short and stable, e.g. "no headers", "not a mail"
+    origin: Origin
+    detail: str = ""
