@@ -210,3 +210,60 @@ class Malformed:
     reason: str  # short and stable, e.g. "no headers", "not a mail"
     origin: Origin
     detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """One message that carried a commit's patch (a version, resend, cross-post or cover)."""
+
+    message_id: str
+    subject: str
+    date: datetime | None
+    author: Address
+    lists: tuple[str, ...]
+    version: int
+    kind: str  # "patch", "cover", ...
+    applied: bool  # the version that was applied
+    method: str  # how it was found: "trailer", "patch-id", ..., "series" (cover), "version"
+    score: float
+    url: str
+    thread_root: str
+    replies: int = 0
+    participants: tuple[str, ...] = ()
+    reviewers: tuple[str, ...] = ()  # "Reviewed-by: Name <addr>" trailers given in replies
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A candidate the matcher looked at and turned down, with why."""
+
+    message_id: str
+    subject: str
+    score: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """What is shown of a commit next to its postings."""
+
+    sha: str
+    subject: str
+    author: Address
+    author_date: datetime
+    commit_date: datetime
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkResult:
+    """The answer to `e2g link REV`: every posting of the commit, or an explicit no match."""
+
+    commit: CommitInfo
+    postings: tuple[Posting, ...]
+    rejected: tuple[Rejected, ...] = ()
+
+    @property
+    def status(self) -> str:
+        return "matched" if self.postings else "no-match"

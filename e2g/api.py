@@ -1,0 +1,87 @@
+"""The Python API that the CLI and the web layer call.
+
+Each function takes resolved Settings and plain values, does one job, and returns
+model or result objects; nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import BinaryIO
+
+from e2g.config import Settings
+from e2g.errors import EmptyStore, StoreError
+from e2g.index.fulltext import Fulltext, SearchHit
+from e2g.index.store import Store, StoreCounts
+from e2g.ingest import pipeline
+from e2g.ingest.pipeline import IngestOptions, IngestReport, ProgressCallback
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def ingest(
+    settings: Settings,
+    paths: Sequence[str],
+    *,
+    list_name: str | None = None,
+    workers: int = 0,
+    progress: ProgressCallback | None = None,
+    stdin: BinaryIO | None = None,
+) -> IngestReport:
+    options = IngestOptions(
+        now=now(), list_name=list_name, index_bodies=settings.index_bodies, workers=workers
+    )
+    return pipeline.ingest(
+        paths,
+        store_path=settings.store_path,
+        index_dir=settings.index_dir,
+        options=options,
+        progress=progress,
+        stdin=stdin,
+    )
+
+
+def reindex(settings: Settings, *, progress: Callable[[int], None] | None = None) -> int:
+    open_store(settings).close()
+    return pipeline.reindex(
+        store_path=settings.store_path,
+        index_dir=settings.index_dir,
+        bodies=settings.index_bodies,
+        progress=progress,
+    )
+
+
+def open_store(settings: Settings) -> Store:
+    """The store for reading; a clear error when nothing was ingested yet."""
+    if not settings.store_path.exists():
+        raise EmptyStore(
+            f"no store in {settings.data_dir}: run `e2g ingest ARCHIVE` first (or pass --data-dir)"
+        )
+    try:
+        return Store(settings.store_path)
+    except StoreError:
+        raise
+
+
+def counts(settings: Settings) -> StoreCounts:
+    with open_store(settings) as store:
+        return store.counts()
+
+
+def search(
+    settings: Settings,
+    query: str,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    sort: str = "date",
+) -> tuple[list[SearchHit], int]:
+    open_store(settings).close()
+    fulltext = Fulltext.open(settings.index_dir, create=False)
+    try:
+        return fulltext.search(query, limit=limit, offset=offset, sort=sort)
+    finally:
+        fulltext.close()

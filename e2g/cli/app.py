@@ -1,0 +1,103 @@
+"""The typer application: global options, logging, and the one E2gError -> exit code handler.
+
+Each command lives in its own module and only parses flags, calls `e2g.api`, and
+renders. `main()` is the console entry point.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from e2g import __version__
+from e2g.cli.context import state
+from e2g.errors import E2gError
+
+app = typer.Typer(
+    name="e2g",
+    help="Where was this commit reviewed? Link git commits to the mailing-list messages that carried them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"e2g {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def global_options(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Store location (default: $E2G_DATA_DIR, else $XDG_DATA_HOME/e2g).", show_default=False),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors and results.")] = False,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging on stderr (-vv for debug).")] = 0,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    state.data_dir = data_dir
+    state.quiet = quiet
+    state.verbose = verbose
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="e2g: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
+    if verbose == 0 and not quiet:
+        # Per-message parse warnings are counted in the summary; show them with -v.
+        logging.getLogger("e2g.ingest").setLevel(logging.ERROR)
+
+
+def _register() -> None:
+    from e2g.cli import ingest, search
+
+    ingest.register(app)
+    search.register(app)
+    for name in ("link", "web"):
+        try:
+            module = __import__(f"e2g.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as err:
+            if err.name and err.name.startswith("e2g.cli"):
+                continue
+            raise
+        module.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Console entry point: run the app, map E2gError and Ctrl-C to one line and an exit code."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=sys.argv[1:], prog_name="e2g", standalone_mode=False)
+        sys.exit(result if isinstance(result, int) else 0)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        sys.stderr.write("e2g: interrupted\n")
+        sys.exit(130)
+    except E2gError as err:
+        if os.environ.get("E2G_DEBUG"):
+            raise
+        sys.stderr.write(f"e2g: error: {err}\n")
+        sys.exit(err.exit_code)
+    except BrokenPipeError:
+        # `e2g search ... | head`: the reader went away; not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)

@@ -1,0 +1,74 @@
+"""`e2g ingest` and `e2g reindex`: read archives into the store; rebuild the index."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from e2g import api
+from e2g.cli import output
+from e2g.cli.context import state
+from e2g.errors import Interrupted
+from e2g.ingest.pipeline import IngestReport, Progress
+
+
+def _summary(report: IngestReport) -> str:
+    n = output.number
+    text = (
+        f"{n(report.messages)} messages ({n(report.new)} new): {n(report.patches)} patches, "
+        f"{n(report.covers)} covers, {n(report.pulls)} pull requests, {n(report.replies)} replies, "
+        f"{n(report.cross_posts)} cross-posts, {n(report.malformed)} malformed, "
+        f"{n(report.dates_sanitised)} dates sanitised in {report.elapsed:.1f} s"
+    )
+    if report.deleted:
+        text += f" ({n(report.deleted)} deleted)"
+    if report.malformed_reasons:
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in report.malformed_reasons.most_common(5))
+        text += f"\nmalformed: {reasons}"
+    return text
+
+
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="mbox/mboxrd files (.gz .xz .bz2 .zst), Maildirs, directories, public-inbox repos, pipermail .txt.gz months, or - for stdin.", show_default=False)],
+    list_name: Annotated[str | None, typer.Option("--list", help="List name to record, overriding List-Id:.")] = None,
+    index_bodies: Annotated[bool, typer.Option("--index-bodies", help="Also index message bodies for search (slower).")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parse worker processes (0: one per core).", min=0, max=64)] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+) -> None:
+    """Read mailing-list archives into the store (idempotent, incremental, resumable)."""
+    settings = state.settings(index_bodies=index_bodies or None)
+    quiet = state.quiet
+
+    with output.ProgressBar("ingest", enabled=not quiet) as bar:
+
+        def progress(event: Progress) -> None:
+            rate = event.messages / event.elapsed if event.elapsed > 0 else 0.0
+            bar.update(
+                status=f"{output.number(event.messages)} msgs  {event.bytes / 1e6:,.1f} MB  {rate:,.0f} msg/s"
+            )
+
+        report = api.ingest(settings, paths, list_name=list_name, workers=jobs, progress=progress, stdin=sys.stdin.buffer)
+    if as_json:
+        output.json_line(report.as_dict())
+    elif not quiet:
+        output.err(_summary(report))
+    if report.interrupted:
+        raise Interrupted(
+            f"interrupted: {output.number(report.new)} new messages were kept; run the same command to resume"
+        )
+
+
+def reindex() -> None:
+    """Rebuild the full-text index from the store alone."""
+    settings = state.settings()
+    with output.ProgressBar("reindex", enabled=not state.quiet) as bar:
+        count = api.reindex(settings, progress=lambda done: bar.update(status=f"{output.number(done)} docs"))
+    if not state.quiet:
+        output.err(f"{output.number(count)} messages indexed")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)
+    app.command("reindex")(reindex)

@@ -1,0 +1,116 @@
+"""Rendering: results on stdout (text or JSON lines), progress and summaries on stderr.
+
+The only module that prints. Progress is drawn only on a terminal, at most ~10 times a
+second, and never when --quiet or --json asked for silence on stderr chatter.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+REDRAW_SECONDS = 0.1
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _default(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def json_line(data: Mapping[str, Any], stream: TextIO | None = None) -> None:
+    (stream or sys.stdout).write(json.dumps(data, ensure_ascii=False, default=_default) + "\n")
+
+
+def number(value: int) -> str:
+    return f"{value:,}"
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def truncate(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    if width <= 1:
+        return text[:width]
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def table(rows: Iterable[Iterable[str]], *, widths: list[int] | None = None) -> None:
+    """Aligned columns; the last column takes the rest of the terminal and is truncated."""
+    materialised = [list(row) for row in rows]
+    if not materialised:
+        return
+    columns = len(materialised[0])
+    if widths is None:
+        widths = [max(len(row[i]) for row in materialised) for i in range(columns - 1)]
+    rest = max(20, terminal_width() - sum(widths) - 2 * (columns - 1))
+    for row in materialised:
+        cells = [cell.ljust(width)[:width] for cell, width in zip(row[:-1], widths, strict=False)]
+        out("  ".join([*cells, truncate(row[-1], rest)]).rstrip())
+
+
+class ProgressBar:
+    """A throttled rich progress line on stderr; a no-op when stderr is not a terminal."""
+
+    def __init__(self, description: str, *, enabled: bool, total: float | None = None) -> None:
+        self._enabled = enabled and sys.stderr.isatty()
+        self._last = 0.0
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._description = description
+        self._total = total
+
+    def __enter__(self) -> ProgressBar:
+        if self._enabled:
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                auto_refresh=False,  # no thread: the ingest forks parse workers
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(self._description, total=self._total, status="")
+        return self
+
+    def update(self, *, completed: float | None = None, status: str = "", force: bool = False) -> None:
+        if self._progress is None or self._task is None:
+            return
+        moment = time.monotonic()
+        if not force and moment - self._last < REDRAW_SECONDS:
+            return
+        self._last = moment
+        self._progress.update(self._task, completed=completed, status=status)
+        self._progress.refresh()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()

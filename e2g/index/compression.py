@@ -1,0 +1,78 @@
+"""zstd compression of raw messages and diffs, with a dictionary trained on the store's mail.
+
+A dictionary trained on a few hundred real messages makes mail ~6x smaller instead of
+~2.7x (PACKAGES.md). The first dictionary is trained from the first large enough batch
+and kept in the `zdicts` table; rows record which dictionary they need.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import zstandard
+
+DICT_SIZE = 112 * 1024
+MIN_TRAINING_SAMPLES = 200
+LEVEL = 3
+
+
+class Codec:
+    """Compresses with the store's dictionary (once there is one); decompresses any row."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+        self._dicts: dict[int, zstandard.ZstdCompressionDict] = {}
+        self._dict_id: int | None = None
+        self._compressor = zstandard.ZstdCompressor(level=LEVEL)
+        self._plain_decompressor = zstandard.ZstdDecompressor()
+        self._decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+        row = connection.execute(
+            "SELECT id, data FROM zdicts ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            self._use(int(row[0]), bytes(row[1]))
+
+    def _use(self, dict_id: int, data: bytes) -> None:
+        dictionary = zstandard.ZstdCompressionDict(data)
+        self._dicts[dict_id] = dictionary
+        self._dict_id = dict_id
+        self._compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=dictionary)
+
+    def maybe_train(self, samples: Sequence[bytes]) -> None:
+        """Train the store's first dictionary from `samples` (inside the caller's transaction)."""
+        if self._dict_id is not None or len(samples) < MIN_TRAINING_SAMPLES:
+            return
+        try:
+            trained = zstandard.train_dictionary(DICT_SIZE, list(samples))
+        except zstandard.ZstdError:
+            return  # too little or too uniform data: go on without a dictionary
+        data = trained.as_bytes()
+        cursor = self._connection.execute(
+            "INSERT INTO zdicts(data) VALUES (?)", (data,)
+        )
+        assert cursor.lastrowid is not None
+        self._use(int(cursor.lastrowid), data)
+
+    @property
+    def dict_id(self) -> int | None:
+        return self._dict_id
+
+    def compress(self, data: bytes) -> bytes:
+        return self._compressor.compress(data)
+
+    def decompress(self, data: bytes, dict_id: int | None) -> bytes:
+        if dict_id is None:
+            return self._plain_decompressor.decompress(data)
+        decompressor = self._decompressors.get(dict_id)
+        if decompressor is None:
+            dictionary = self._dicts.get(dict_id)
+            if dictionary is None:
+                row = self._connection.execute(
+                    "SELECT data FROM zdicts WHERE id = ?", (dict_id,)
+                ).fetchone()
+                dictionary = zstandard.ZstdCompressionDict(bytes(row[0]))
+                self._dicts[dict_id] = dictionary
+            decompressor = zstandard.ZstdDecompressor(dict_data=dictionary)
+            self._decompressors[dict_id] = decompressor
+        return decompressor.decompress(data)

@@ -1,0 +1,62 @@
+"""Opening the SQLite store: pragmas, migrations, and turning SQLite failures into E2gErrors.
+
+Shared by store (read) and store_writer (write). Connections run in autocommit mode;
+writers open explicit `BEGIN IMMEDIATE` transactions, one per batch.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from e2g.errors import StoreError
+from e2g.index.schema import migrate
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open the store at `path` (creating it unless `readonly`) and migrate it."""
+    if readonly and not path.exists():
+        raise StoreError(f"no store at {path}: run `e2g ingest ARCHIVE` first")
+    try:
+        if not readonly:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            str(path),
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=False,
+        )
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA cache_size = -65536")
+        connection.execute("PRAGMA temp_store = MEMORY")
+        if readonly:
+            connection.execute("PRAGMA query_only = ON")
+        else:
+            migrate(connection)
+        return connection
+    except sqlite3.DatabaseError as err:
+        raise StoreError(explain(err, path)) from None
+    except OSError as err:
+        raise StoreError(
+            f"cannot open the store at {path}: {err.strerror or err}"
+        ) from None
+
+
+def explain(err: BaseException, path: Path) -> str:
+    """One line that says what went wrong with the store and what to do."""
+    text = str(err)
+    if "disk is full" in text or "disk I/O error" in text:
+        return f"the disk holding {path} is full: free some space and run the same command again (nothing committed was lost)"
+    if "file is not a database" in text or "malformed" in text:
+        return f"{path} is not an e2g store or is damaged: move it away or pass another --data-dir"
+    if "locked" in text:
+        return f"the store at {path} is busy (another e2g is writing): try again when it is done"
+    if "readonly" in text or "unable to open" in text:
+        return f"cannot write the store at {path}: check its permissions or pass --data-dir"
+    return f"store error at {path}: {text}"

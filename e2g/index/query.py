@@ -1,0 +1,257 @@
+"""The search query language: text in, a small syntax tree out.
+
+Pure functions on str, no IO and no Whoosh: `parse_query` turns what a user types into a
+`Query` (an implicit AND of clauses), and `index.fulltext` translates that tree into
+its engine's queries. Keeping the grammar here means the engine can change (SQLite
+FTS5, tantivy) without users relearning anything.
+
+The grammar, in the style public-inbox/lei users know:
+
+    query   := clause (whitespace clause)*        all clauses must match (AND)
+    clause  := ["-"] (prefix ":" value | value)    "-" negates the clause
+    value   := word | '"' phrase '"'
+
+    s: subject:  subject words or phrase         f: from:   author name or address
+    file:        a path or a directory prefix    list: l:   a list id (or its name)
+    d: date:     2019-01-01, 2019-01-01..2019-06-30, 2019-01-01.., ..2019-06-30
+                 (each end may also be a month 2019-06 or a year 2019)
+    is:          patch, cover, pull, reply, other
+    v:           the patch version, a positive integer
+
+A word with no known prefix (`mm:`, `net-next`, `io_uring`) is free text: it matches
+subjects first, then bodies when they are indexed. Anything that cannot be parsed raises
+`errors.QueryError` with one line saying what is wrong and at which column; nothing else
+ever escapes `parse_query`.
+
+The lexer is a small state machine over the characters, one clause at a time:
+  between clauses   skip whitespace; "-" marks the next clause negated
+  clause start      `name:` with a known name starts a prefixed value; anything else
+                    starts a free value
+  value             '"' starts a phrase that runs to the next '"' (an unclosed quote is
+                    an error); otherwise the value runs to the next whitespace, and a '"'
+                    inside it is an error (a phrase must be quoted as a whole)
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
+
+from e2g.errors import QueryError
+
+# Bounds on what a user (or a web form) can hand us: a query is small by nature.
+MAX_QUERY = 2000
+MAX_CLAUSES = 64
+MAX_VERSION = 10_000
+
+KINDS = ("patch", "cover", "pull", "reply", "other")
+
+
+class Field(StrEnum):
+    """What a clause searches."""
+
+    TEXT = "text"  # free words: subject first, then body
+    SUBJECT = "subject"
+    FROM = "from"
+    FILE = "file"
+    LIST = "list"
+    DATE = "date"
+    KIND = "kind"
+    VERSION = "version"
+
+
+PREFIXES: dict[str, Field] = {
+    "s": Field.SUBJECT,
+    "subject": Field.SUBJECT,
+    "f": Field.FROM,
+    "from": Field.FROM,
+    "file": Field.FILE,
+    "l": Field.LIST,
+    "list": Field.LIST,
+    "d": Field.DATE,
+    "date": Field.DATE,
+    "is": Field.KIND,
+    "v": Field.VERSION,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A word or phrase to find in a text-like field (text, subject, from, file, list)."""
+
+    field: Field
+    value: str
+    phrase: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DateRange:
+    """Messages dated from `start` to `end`, both whole days and inclusive; None is open."""
+
+    start: date | None
+    end: date | None
+
+
+@dataclass(frozen=True, slots=True)
+class KindIs:
+    kind: str  # one of KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class VersionIs:
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    clause: Match | DateRange | KindIs | VersionIs
+
+
+Clause = Match | DateRange | KindIs | VersionIs | Not
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """All clauses must match. At least one clause; possibly all negated."""
+
+    clauses: tuple[Clause, ...]
+
+
+_PREFIX = re.compile(r"([A-Za-z]+):")
+_PERIOD = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
+
+
+def parse_query(text: str) -> Query:
+    """Parse a search query; raise QueryError (only) when it cannot be understood."""
+    if len(text) > MAX_QUERY:
+        raise QueryError(
+            f"query too long: {len(text)} characters (at most {MAX_QUERY})"
+        )
+    clauses: list[Clause] = []
+    position = _skip_space(text, 0)
+    while position < len(text):
+        if len(clauses) == MAX_CLAUSES:
+            raise QueryError(f"too many terms in the query (at most {MAX_CLAUSES})")
+        clause, position = _parse_clause(text, position)
+        clauses.append(clause)
+        position = _skip_space(text, position)
+    if not clauses:
+        raise QueryError(
+            "empty query: give words to search for, or a prefix such as "
+            "s:, f:, file:, list:, d:, is:, v:"
+        )
+    return Query(tuple(clauses))
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def _parse_clause(text: str, position: int) -> tuple[Clause, int]:
+    """One clause starting at `position` (not whitespace); returns it and the end."""
+    negated = text[position] == "-"
+    if negated:
+        position += 1
+        if position == len(text) or text[position].isspace():
+            raise _error("'-' must be followed by a term to exclude", position)
+        if text[position] == "-":
+            raise _error("'--' is not a term; use one '-' to exclude", position)
+    start = position
+    field = Field.TEXT
+    prefix = _PREFIX.match(text, position)
+    if prefix and prefix.group(1).lower() in PREFIXES:
+        field = PREFIXES[prefix.group(1).lower()]
+        position = prefix.end()
+    value, phrase, end = _read_value(text, position)
+    if not value:
+        label = text[start:position] or '""'
+        raise _error(f"{label} needs a value", start)
+    clause = _make_clause(field, value, phrase=phrase, column=start)
+    return (Not(clause) if negated else clause), end
+
+
+def _read_value(text: str, position: int) -> tuple[str, bool, int]:
+    """The word or quoted phrase at `position`: (value, is_phrase, end)."""
+    if position < len(text) and text[position] == '"':
+        close = text.find('"', position + 1)
+        if close < 0:
+            raise _error('unbalanced quote: this " is never closed', position)
+        return text[position + 1 : close].strip(), True, close + 1
+    end = position
+    while end < len(text) and not text[end].isspace():
+        if text[end] == '"':
+            raise _error('unexpected " inside a word; quote the whole phrase', end)
+        end += 1
+    return text[position:end], False, end
+
+
+def _make_clause(
+    field: Field, value: str, *, phrase: bool, column: int
+) -> Match | DateRange | KindIs | VersionIs:
+    if field is Field.DATE:
+        return _parse_dates(value, column)
+    if field is Field.KIND:
+        kind = value.lower()
+        if kind not in KINDS:
+            raise _error(
+                f"unknown is:{value}; expected one of {', '.join(KINDS)}", column
+            )
+        return KindIs(kind)
+    if field is Field.VERSION:
+        if (
+            not (value.isascii() and value.isdigit())
+            or not 0 < int(value) <= MAX_VERSION
+        ):
+            raise _error(
+                f"v:{value} is not a version; expected a number like v:2", column
+            )
+        return VersionIs(int(value))
+    if not any(character.isalnum() for character in value):
+        raise _error(f"{value!r} has no letters or digits to search for", column)
+    return Match(field, value, phrase=phrase)
+
+
+def _parse_dates(value: str, column: int) -> DateRange:
+    """`d:` values: a day, month or year, or a range of them with either end open."""
+    if ".." not in value:
+        start, end = _parse_period(value, column)
+        return DateRange(start, end)
+    first, _, last = value.partition("..")
+    if not first and not last:
+        raise _error("d:.. needs at least one date, as in d:2019-01-01..", column)
+    start = _parse_period(first, column)[0] if first else None
+    end = _parse_period(last, column)[1] if last else None
+    if start and end and start > end:
+        raise _error(f"d:{value} ends before it starts", column)
+    return DateRange(start, end)
+
+
+def _parse_period(text: str, column: int) -> tuple[date, date]:
+    """'2019' -> the whole year, '2019-06' -> June, '2019-06-30' -> that day."""
+    match = _PERIOD.fullmatch(text)
+    if not match:
+        raise _error(
+            f"d:{text} is not a date; expected 2019-01-01, a range "
+            "2019-01-01..2019-06-30, or an open range 2019-01-01.. or ..2019-06-30",
+            column,
+        )
+    year, month, day = match.groups()
+    try:
+        if day is not None:
+            single = date(int(year), int(month), int(day))
+            return single, single
+        if month is not None:
+            last_day = calendar.monthrange(int(year), int(month))[1]
+            return date(int(year), int(month), 1), date(int(year), int(month), last_day)
+        return date(int(year), 1, 1), date(int(year), 12, 31)
+    except (ValueError, calendar.IllegalMonthError) as error:
+        raise _error(f"d:{text} is not a real date ({error})", column) from None
+
+
+def _error(message: str, position: int) -> QueryError:
+    return QueryError(f"{message} (at column {position + 1})")

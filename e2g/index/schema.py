@@ -1,0 +1,186 @@
+"""SQLite schema of the store and its ordered forward migrations.
+
+The store is the record: every message's parsed fields, its sightings (list, archive,
+position), its raw bytes (zstd-compressed), ingest checkpoints, and the commit links the
+matcher found. `PRAGMA user_version` holds the schema version; `migrate()` applies the
+missing steps in order inside one transaction and refuses a store from a newer e2g.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from e2g.errors import StoreError
+
+# Each entry moves the schema from version i to i+1. Never edit a released step:
+# append a new one.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        message_id TEXT NOT NULL UNIQUE,
+        synthetic INTEGER NOT NULL DEFAULT 0,
+        subject TEXT NOT NULL,
+        title TEXT NOT NULL,
+        subject_key TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        part INTEGER,
+        total INTEGER,
+        rfc INTEGER NOT NULL DEFAULT 0,
+        resend INTEGER NOT NULL DEFAULT 0,
+        is_reply INTEGER NOT NULL DEFAULT 0,
+        tags TEXT NOT NULL DEFAULT '',
+        author_name TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        patch_author_name TEXT,
+        patch_author_email TEXT,
+        date INTEGER,
+        date_raw TEXT NOT NULL,
+        date_source TEXT NOT NULL,
+        received_at INTEGER,
+        list_id TEXT,
+        in_reply_to TEXT,
+        refs TEXT NOT NULL DEFAULT '',
+        parent_id TEXT,
+        thread_root TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        pull_url TEXT,
+        pull_ref TEXT,
+        patch_id TEXT,
+        added INTEGER NOT NULL DEFAULT 0,
+        removed INTEGER NOT NULL DEFAULT 0,
+        series_id INTEGER
+    );
+    CREATE INDEX messages_subject_key ON messages(subject_key);
+    CREATE INDEX messages_patch_id ON messages(patch_id) WHERE patch_id IS NOT NULL;
+    CREATE INDEX messages_author_email ON messages(author_email);
+    CREATE INDEX messages_patch_author ON messages(patch_author_email)
+        WHERE patch_author_email IS NOT NULL;
+    CREATE INDEX messages_date ON messages(date);
+    CREATE INDEX messages_parent ON messages(parent_id);
+    CREATE INDEX messages_thread_root ON messages(thread_root);
+    CREATE INDEX messages_series ON messages(series_id);
+
+    CREATE TABLE files (
+        seq INTEGER NOT NULL REFERENCES messages(seq) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        old_path TEXT,
+        status TEXT NOT NULL,
+        binary INTEGER NOT NULL DEFAULT 0,
+        added INTEGER NOT NULL DEFAULT 0,
+        removed INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (seq, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX files_path ON files(path);
+
+    CREATE TABLE trailers (
+        seq INTEGER NOT NULL REFERENCES messages(seq) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL
+    );
+    CREATE INDEX trailers_seq ON trailers(seq);
+
+    CREATE TABLE sightings (
+        seq INTEGER NOT NULL REFERENCES messages(seq) ON DELETE CASCADE,
+        list TEXT NOT NULL,
+        source TEXT NOT NULL,
+        position TEXT NOT NULL,
+        PRIMARY KEY (seq, list, source, position)
+    ) WITHOUT ROWID;
+    CREATE INDEX sightings_list ON sightings(list);
+
+    CREATE TABLE zdicts (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+
+    CREATE TABLE raw (
+        seq INTEGER PRIMARY KEY REFERENCES messages(seq) ON DELETE CASCADE,
+        dict_id INTEGER,
+        data BLOB NOT NULL
+    );
+
+    CREATE TABLE diffs (
+        seq INTEGER PRIMARY KEY REFERENCES messages(seq) ON DELETE CASCADE,
+        dict_id INTEGER,
+        data BLOB NOT NULL
+    );
+
+    CREATE TABLE series (
+        id INTEGER PRIMARY KEY,
+        cover_seq INTEGER,
+        author_email TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        total INTEGER,
+        subject_key TEXT NOT NULL,
+        first_date INTEGER,
+        lineage INTEGER
+    );
+    CREATE INDEX series_lineage ON series(lineage);
+    CREATE INDEX series_author ON series(author_email);
+
+    CREATE TABLE checkpoints (
+        source TEXT PRIMARY KEY,
+        token TEXT,
+        updated INTEGER NOT NULL
+    );
+
+    CREATE TABLE malformed (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        position TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        UNIQUE (source, position)
+    );
+
+    CREATE TABLE links (
+        commit_sha TEXT NOT NULL,
+        repo TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        method TEXT NOT NULL,
+        score REAL NOT NULL,
+        applied INTEGER NOT NULL DEFAULT 0,
+        evidence TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (repo, commit_sha, message_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX links_message ON links(message_id);
+
+    CREATE TABLE commits (
+        repo TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        author_name TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        author_date INTEGER NOT NULL,
+        commit_date INTEGER NOT NULL,
+        files TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL,
+        method TEXT,
+        score REAL,
+        matched_at_seq INTEGER NOT NULL,
+        PRIMARY KEY (repo, sha)
+    ) WITHOUT ROWID;
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(connection: sqlite3.Connection) -> int:
+    """Bring the schema to SCHEMA_VERSION; return the version found before."""
+    found = int(connection.execute("PRAGMA user_version").fetchone()[0])
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"the store was written by a newer e2g (schema {found}, this e2g knows "
+            f"{SCHEMA_VERSION}); upgrade e2g or use another --data-dir"
+        )
+    if found == SCHEMA_VERSION:
+        return found
+    for version, step in enumerate(MIGRATIONS[found:], start=found + 1):
+        # One script per step: the DDL and the version bump commit together, so a
+        # crash mid-migration leaves the previous version intact.
+        connection.executescript(
+            f"BEGIN IMMEDIATE;{step};PRAGMA user_version = {version};COMMIT;"
+        )
+    return found

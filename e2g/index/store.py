@@ -1,0 +1,352 @@
+"""Store: read-only typed queries over the SQLite store.
+
+What the matcher, the API and the web layer read. It never writes (the connection is
+`query_only`), so it is safe beside a running ingest: WAL readers see the last committed
+batch. Rows become `StoredMessage` values here; no sqlite3.Row leaves this module.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from e2g.index.compression import Codec
+from e2g.index.db import connect
+
+MESSAGE_COLUMNS = (
+    "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
+    "resend, author_name, author_email, patch_author_name, patch_author_email, date, "
+    "date_raw, date_source, received_at, parent_id, thread_root, kind, body, pull_url, "
+    "pull_ref, patch_id, added, removed, series_id, list_id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    seq: int
+    message_id: str
+    synthetic: bool
+    subject: str
+    title: str
+    subject_key: str
+    version: int
+    part: int | None
+    total: int | None
+    rfc: bool
+    resend: bool
+    author_name: str
+    author_email: str
+    patch_author_name: str | None
+    patch_author_email: str | None
+    date: datetime | None
+    date_raw: str
+    date_source: str
+    received_at: datetime | None
+    parent_id: str | None
+    thread_root: str
+    kind: str
+    body: str
+    pull_url: str | None
+    pull_ref: str | None
+    patch_id: str | None
+    added: int
+    removed: int
+    series_id: int | None
+    list_id: str | None
+    lists: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @property
+    def date_corrected(self) -> bool:
+        return self.date_source != "header"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    messages: int
+    patches: int
+    covers: int
+    pulls: int
+    replies: int
+    other: int
+    cross_posts: int
+    malformed: int
+    dates_sanitised: int
+    lists: int
+    threads: int
+    series: int
+
+
+def from_epoch(value: int | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _message(
+    row: Sequence[Any], lists: tuple[str, ...], files: tuple[str, ...]
+) -> StoredMessage:
+    (
+        seq,
+        message_id,
+        synthetic,
+        subject,
+        title,
+        subject_key,
+        version,
+        part,
+        total,
+        rfc,
+        resend,
+        author_name,
+        author_email,
+        patch_author_name,
+        patch_author_email,
+        date,
+        date_raw,
+        date_source,
+        received_at,
+        parent_id,
+        thread_root,
+        kind,
+        body,
+        pull_url,
+        pull_ref,
+        patch_id,
+        added,
+        removed,
+        series_id,
+        list_id,
+    ) = row
+    return StoredMessage(
+        seq=int(seq),
+        message_id=str(message_id),
+        synthetic=bool(synthetic),
+        subject=str(subject),
+        title=str(title),
+        subject_key=str(subject_key),
+        version=int(version),
+        part=part,
+        total=total,
+        rfc=bool(rfc),
+        resend=bool(resend),
+        author_name=str(author_name),
+        author_email=str(author_email),
+        patch_author_name=patch_author_name,
+        patch_author_email=patch_author_email,
+        date=from_epoch(date),
+        date_raw=str(date_raw),
+        date_source=str(date_source),
+        received_at=from_epoch(received_at),
+        parent_id=parent_id,
+        thread_root=str(thread_root),
+        kind=str(kind),
+        body=str(body),
+        pull_url=pull_url,
+        pull_ref=pull_ref,
+        patch_id=patch_id,
+        added=int(added),
+        removed=int(removed),
+        series_id=series_id,
+        list_id=list_id,
+        lists=lists,
+        files=files,
+    )
+
+
+class Store:
+    """Read access to one store file. Use as a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connection: sqlite3.Connection = connect(path, readonly=True)
+        self._codec: Codec | None = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @property
+    def codec(self) -> Codec:
+        if self._codec is None:
+            self._codec = Codec(self.connection)
+        return self._codec
+
+    # -- single messages -------------------------------------------------------------
+
+    def _lists(self, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        return self._grouped(
+            "SELECT seq, list FROM sightings WHERE seq IN ({}) ORDER BY list", seqs
+        )
+
+    def _files(self, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        return self._grouped(
+            "SELECT seq, path FROM files WHERE seq IN ({}) ORDER BY path", seqs
+        )
+
+    def _grouped(self, sql: str, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        grouped: dict[int, list[str]] = {}
+        for start in range(0, len(seqs), 500):
+            chunk = list(seqs[start : start + 500])
+            query = sql.format(",".join("?" * len(chunk)))
+            for seq, value in self.connection.execute(query, chunk):
+                grouped.setdefault(int(seq), []).append(str(value))
+        return {seq: tuple(dict.fromkeys(values)) for seq, values in grouped.items()}
+
+    def _build(self, rows: list[Sequence[Any]]) -> list[StoredMessage]:
+        seqs = [int(row[0]) for row in rows]
+        lists, files = self._lists(seqs), self._files(seqs)
+        return [
+            _message(row, lists.get(seq, ()), files.get(seq, ()))
+            for row, seq in zip(rows, seqs, strict=True)
+        ]
+
+    def select(
+        self, where: str, parameters: Sequence[object] = (), *, suffix: str = ""
+    ) -> list[StoredMessage]:
+        """Messages matching a WHERE clause over the messages table (trusted SQL only)."""
+        rows = self.connection.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {where} {suffix}", parameters
+        ).fetchall()
+        return self._build(rows)
+
+    def message(self, message_id: str) -> StoredMessage | None:
+        found = self.select("message_id = ?", (message_id,))
+        return found[0] if found else None
+
+    def messages(self, message_ids: Iterable[str]) -> list[StoredMessage]:
+        ids = list(dict.fromkeys(message_ids))
+        found: list[StoredMessage] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            found.extend(
+                self.select(f"message_id IN ({','.join('?' * len(chunk))})", chunk)
+            )
+        return found
+
+    def raw(self, seq: int) -> bytes | None:
+        row = self.connection.execute(
+            "SELECT dict_id, data FROM raw WHERE seq = ?", (seq,)
+        ).fetchone()
+        return None if row is None else self.codec.decompress(bytes(row[1]), row[0])
+
+    def diff(self, seq: int) -> str | None:
+        row = self.connection.execute(
+            "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
+        ).fetchone()
+        if row is None:
+            return None
+        return self.codec.decompress(bytes(row[1]), row[0]).decode("utf-8", "replace")
+
+    def trailers(self, seq: int) -> list[tuple[str, str]]:
+        return [
+            (str(key), str(value))
+            for key, value in self.connection.execute(
+                "SELECT key, value FROM trailers WHERE seq = ? ORDER BY rowid", (seq,)
+            )
+        ]
+
+    def thread(self, root: str, *, limit: int = 5000) -> list[StoredMessage]:
+        """Every stored message of the thread rooted at `root`, oldest first."""
+        return self.select(
+            "thread_root = ?", (root,), suffix=f"ORDER BY date, seq LIMIT {int(limit)}"
+        )
+
+    def series_members(self, series_id: int) -> list[StoredMessage]:
+        return self.select("series_id = ?", (series_id,), suffix="ORDER BY part, seq")
+
+    def lineage(self, series_id: int) -> list[int]:
+        """Series ids of every version of this series (v1, v2, ...), oldest version first."""
+        row = self.connection.execute(
+            "SELECT COALESCE(lineage, id) FROM series WHERE id = ?", (series_id,)
+        ).fetchone()
+        if row is None:
+            return []
+        return [
+            int(found)
+            for (found,) in self.connection.execute(
+                "SELECT id FROM series WHERE id = ? OR lineage = ? ORDER BY version, id",
+                (row[0], row[0]),
+            )
+        ]
+
+    # -- bulk ------------------------------------------------------------------------
+
+    def max_seq(self) -> int:
+        return int(
+            self.connection.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM messages"
+            ).fetchone()[0]
+        )
+
+    def iter_messages(
+        self, *, after_seq: int = 0, batch: int = 2000
+    ) -> Iterator[StoredMessage]:
+        """All messages with seq > after_seq, in seq order, read in batches."""
+        last = after_seq
+        while True:
+            chunk = self.select(
+                "seq > ?", (last,), suffix=f"ORDER BY seq LIMIT {int(batch)}"
+            )
+            if not chunk:
+                return
+            yield from chunk
+            last = chunk[-1].seq
+
+    def counts(self) -> StoreCounts:
+        one = self.connection.execute
+        kinds = dict(
+            one("SELECT kind, COUNT(*) FROM messages GROUP BY kind").fetchall()
+        )
+        cross = one(
+            "SELECT COUNT(*) FROM (SELECT seq FROM sightings GROUP BY seq HAVING COUNT(DISTINCT list) > 1)"
+        ).fetchone()[0]
+        return StoreCounts(
+            messages=sum(int(value) for value in kinds.values()),
+            patches=int(kinds.get("patch", 0)),
+            covers=int(kinds.get("cover", 0)),
+            pulls=int(kinds.get("pull", 0)),
+            replies=int(kinds.get("reply", 0)),
+            other=int(kinds.get("other", 0)),
+            cross_posts=int(cross),
+            malformed=int(one("SELECT COUNT(*) FROM malformed").fetchone()[0]),
+            dates_sanitised=int(
+                one(
+                    "SELECT COUNT(*) FROM messages WHERE date_source != 'header'"
+                ).fetchone()[0]
+            ),
+            lists=int(one("SELECT COUNT(DISTINCT list) FROM sightings").fetchone()[0]),
+            threads=int(
+                one("SELECT COUNT(DISTINCT thread_root) FROM messages").fetchone()[0]
+            ),
+            series=int(one("SELECT COUNT(*) FROM series").fetchone()[0]),
+        )
+
+    def malformed_reasons(self) -> dict[str, int]:
+        return {
+            str(reason): int(count)
+            for reason, count in self.connection.execute(
+                "SELECT reason, COUNT(*) FROM malformed GROUP BY reason ORDER BY 2 DESC"
+            )
+        }
+
+    def list_names(self) -> list[str]:
+        return [
+            str(name)
+            for (name,) in self.connection.execute(
+                "SELECT DISTINCT list FROM sightings ORDER BY 1"
+            )
+        ]

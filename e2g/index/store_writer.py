@@ -1,0 +1,316 @@
+"""StoreWriter: the only code that writes messages into the store.
+
+Each batch is one `BEGIN IMMEDIATE` transaction holding the messages, their sightings,
+raw bytes, thread roots, series, malformed records and the source's checkpoint, so a
+crash (SIGKILL, Ctrl-C, full disk) loses at most the batch in flight and never leaves
+a checkpoint ahead of the data it covers. Writes are idempotent by Message-ID: a
+message seen again adds a sighting (a cross-post or a resend), never a second row.
+One writer at a time per data dir, enforced with a lock file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+
+from e2g.errors import StoreError
+from e2g.index.compression import Codec
+from e2g.index.db import connect, explain
+from e2g.index.series import SeriesAssigner
+from e2g.model import Malformed, Message, RawMessage
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    message: Message
+    raw: RawMessage
+    list_name: str
+    deleted: bool = False  # a public-inbox `d` blob: remove this Message-ID
+
+
+@dataclass(slots=True)
+class BatchResult:
+    new: list[int] = field(default_factory=list)  # seqs inserted
+    touched: list[int] = field(default_factory=list)  # existing seqs that gained a list
+    deleted: list[str] = field(default_factory=list)  # message ids removed
+    duplicates: int = 0
+    cross_posts: int = 0
+    malformed_new: int = 0
+
+
+def _epoch(value: datetime | None) -> int | None:
+    return None if value is None else int(value.timestamp())
+
+
+class StoreWriter:
+    """Writes batches; use as a context manager (closes and releases the lock)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = _acquire_lock(path.parent / "ingest.lock")
+        try:
+            self.connection = connect(path)
+        except BaseException:
+            os.close(self._lock)
+            raise
+        self.codec = Codec(self.connection)
+        self._series = SeriesAssigner(self.connection)
+
+    def __enter__(self) -> StoreWriter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.connection.close()
+        finally:
+            os.close(self._lock)
+
+    def checkpoint(self, source: str) -> str | None:
+        row = self.connection.execute(
+            "SELECT token FROM checkpoints WHERE source = ?", (source,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def max_seq(self) -> int:
+        row = self.connection.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM messages"
+        ).fetchone()
+        return int(row[0])
+
+    def write_batch(
+        self,
+        items: Sequence[BatchItem],
+        malformed: Sequence[Malformed] = (),
+        *,
+        source: str,
+        token: str | None,
+        now: datetime,
+    ) -> BatchResult:
+        """Write one batch and the source's checkpoint in a single transaction."""
+        result = BatchResult()
+        try:
+            self.connection.execute("BEGIN IMMEDIATE")
+            self.codec.maybe_train(
+                [item.raw.data for item in items if not item.deleted]
+            )
+            for item in items:
+                if item.deleted:
+                    self._delete(item.message.message_id, result)
+                else:
+                    self._write_one(item, result)
+            for bad in malformed:
+                result.malformed_new += self._write_malformed(bad)
+            if token is not None:
+                self.connection.execute(
+                    "INSERT INTO checkpoints(source, token, updated) VALUES (?, ?, ?) "
+                    "ON CONFLICT(source) DO UPDATE SET token = excluded.token, "
+                    "updated = excluded.updated",
+                    (source, token, int(now.timestamp())),
+                )
+            self.connection.execute("COMMIT")
+        except sqlite3.DatabaseError as err:
+            self._rollback()
+            raise StoreError(explain(err, self.path)) from None
+        except BaseException:
+            self._rollback()
+            raise
+        return result
+
+    def _rollback(self) -> None:
+        if self.connection.in_transaction:
+            self.connection.execute("ROLLBACK")
+
+    def _write_one(self, item: BatchItem, result: BatchResult) -> None:
+        message = item.message
+        row = self.connection.execute(
+            "SELECT seq FROM messages WHERE message_id = ?", (message.message_id,)
+        ).fetchone()
+        if row is None:
+            seq = self._insert(item)
+            result.new.append(seq)
+            return
+        seq = int(row[0])
+        result.duplicates += 1
+        known_lists = {
+            list_row[0]
+            for list_row in self.connection.execute(
+                "SELECT DISTINCT list FROM sightings WHERE seq = ?", (seq,)
+            )
+        }
+        self._add_sighting(seq, item)
+        if item.list_name not in known_lists:
+            result.cross_posts += 1
+            result.touched.append(seq)
+
+    def _add_sighting(self, seq: int, item: BatchItem) -> None:
+        self.connection.execute(
+            "INSERT OR IGNORE INTO sightings(seq, list, source, position) VALUES (?, ?, ?, ?)",
+            (seq, item.list_name, item.raw.origin.source, item.raw.origin.position),
+        )
+
+    def _insert(self, item: BatchItem) -> int:
+        message = item.message
+        root = self._thread_root(message)
+        seq = self._insert_message_row(message, root)
+        self._insert_details(seq, item)
+        # Messages that named this one as their (ghost) root now hang below its root.
+        if root != message.message_id:
+            self.connection.execute(
+                "UPDATE messages SET thread_root = ? WHERE thread_root = ? AND seq != ?",
+                (root, message.message_id, seq),
+            )
+        self._series.assign(seq, message)
+        return seq
+
+    def _insert_details(self, seq: int, item: BatchItem) -> None:
+        message = item.message
+        self._add_sighting(seq, item)
+        self.connection.execute(
+            "INSERT INTO raw(seq, dict_id, data) VALUES (?, ?, ?)",
+            (seq, self.codec.dict_id, self.codec.compress(item.raw.data)),
+        )
+        if message.patch is not None:
+            self.connection.executemany(
+                "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, removed) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        seq,
+                        change.path,
+                        change.old_path,
+                        str(change.status),
+                        int(change.binary),
+                        change.added,
+                        change.removed,
+                    )
+                    for change in message.patch.files
+                ],
+            )
+            self.connection.execute(
+                "INSERT INTO diffs(seq, dict_id, data) VALUES (?, ?, ?)",
+                (
+                    seq,
+                    self.codec.dict_id,
+                    self.codec.compress(message.patch.diff.encode()),
+                ),
+            )
+        if message.trailers:
+            self.connection.executemany(
+                "INSERT INTO trailers(seq, key, value) VALUES (?, ?, ?)",
+                [(seq, key, value) for key, value in message.trailers],
+            )
+
+    def _insert_message_row(self, message: Message, root: str) -> int:
+        subject = message.subject
+        patch = message.patch
+        patch_author = message.patch_author
+        cursor = self.connection.execute(
+            "INSERT INTO messages(message_id, synthetic, subject, title, subject_key, version, "
+            "part, total, rfc, resend, is_reply, tags, author_name, author_email, "
+            "patch_author_name, patch_author_email, date, date_raw, date_source, received_at, "
+            "list_id, in_reply_to, refs, parent_id, thread_root, kind, body, pull_url, pull_ref, "
+            "patch_id, added, removed) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                message.message_id,
+                int(message.synthetic_id),
+                subject.raw,
+                subject.title,
+                subject.key,
+                subject.version,
+                subject.part,
+                subject.total,
+                int(subject.rfc),
+                int(subject.resend),
+                int(subject.is_reply),
+                " ".join(subject.tags),
+                message.author.name,
+                message.author.email,
+                patch_author.name if patch_author else None,
+                patch_author.email if patch_author else None,
+                _epoch(message.date),
+                message.date_raw,
+                str(message.date_source),
+                _epoch(message.received_at),
+                message.list_id,
+                message.in_reply_to,
+                " ".join(message.references),
+                message.parent_id,
+                root,
+                str(message.kind),
+                message.body,
+                message.pull.url if message.pull else None,
+                message.pull.ref if message.pull else None,
+                patch.patch_id if patch else None,
+                patch.added if patch else 0,
+                patch.removed if patch else 0,
+            ),
+        )
+        assert cursor.lastrowid is not None
+        return int(cursor.lastrowid)
+
+    def _thread_root(self, message: Message) -> str:
+        """The top of this message's thread: an ancestor in the store, or a ghost id.
+
+        Iterative by construction: each stored message already carries its root, so
+        one lookup of the parent (or the oldest known reference) is enough.
+        """
+        own = message.message_id
+        chain = [message.parent_id, *message.references] if message.parent_id else []
+        for ancestor in chain:
+            if not ancestor or ancestor == own:
+                continue
+            row = self.connection.execute(
+                "SELECT thread_root FROM messages WHERE message_id = ?", (ancestor,)
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+        ghosts = [
+            ref
+            for ref in (*message.references, message.parent_id)
+            if ref and ref != own
+        ]
+        return ghosts[0] if ghosts else own
+
+    def _delete(self, message_id: str, result: BatchResult) -> None:
+        row = self.connection.execute(
+            "SELECT seq FROM messages WHERE message_id = ?", (message_id,)
+        ).fetchone()
+        if row is None:
+            return
+        self.connection.execute("DELETE FROM messages WHERE seq = ?", (row[0],))
+        result.deleted.append(message_id)
+
+    def _write_malformed(self, bad: Malformed) -> int:
+        cursor = self.connection.execute(
+            "INSERT OR IGNORE INTO malformed(source, position, reason, detail) VALUES (?, ?, ?, ?)",
+            (bad.origin.source, bad.origin.position, bad.reason, bad.detail[:500]),
+        )
+        return cursor.rowcount
+
+
+def _acquire_lock(path: Path) -> int:
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise StoreError(
+            f"another e2g is writing to {path.parent}: wait for it to finish, or use another --data-dir"
+        ) from None
+    return descriptor

@@ -1,0 +1,392 @@
+"""Scoring one commit against one mail candidate: pure functions, no IO, no store.
+
+Exact keys decide first (DESIGN.md, "The matching cascade"): a trailer that names a
+patch with the same content, an equal patch-id, an equal author timestamp with the
+same author or files. Otherwise four signals are combined in a weighted mean and
+scaled by how plausible the posting date is:
+
+    diff 0.50    the content: it says most about whether two patches are one
+    subject 0.25 maintainers reword subjects, but rarely beyond recognition
+    author 0.15  mailmap and DMARC make this noisy, so it only tips the balance
+    files 0.10   mostly implied by the diff already; matters when a diff is missing
+
+Signals that cannot be measured (no diff stored, a list-rewritten sender) drop out and
+the rest are renormalised. Vetoes reject whatever the mean: a posting after the
+commit (+1 day of clock slack), content that disagrees, a cover letter or reply.
+These constants are reasoned, not fitted to one archive.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from e2g.matcher.similarity import (
+    LinesByFile,
+    diff_similarity,
+    is_informative,
+    pair_files,
+    subject_similarity,
+)
+from e2g.model import Address, Commit, Evidence
+
+WEIGHTS = {"diff": 0.50, "subject": 0.25, "author": 0.15, "files": 0.10}
+ACCEPT_THRESHOLD = 0.60
+# Both diffs known and less alike than this: two different patches, whatever else.
+MIN_DIFF_AGREEMENT = 0.30
+# A trailer-named patch whose diff is this alike (or patch-id equal) is the posting.
+TRAILER_DIFF_AGREEMENT = 0.50
+# With no diff to compare, subject and author must both be this strong.
+NO_DIFF_MIN_SIGNAL = 0.90
+# Fewer informative +/- lines than this can coincide by chance (a version bump).
+SMALL_DIFF_LINES = 3
+STRONG_SIGNAL = 0.90
+AUTHOR_DATE_SCORE = 0.98
+# Date window: a mail posted after the commit cannot be its source (a day of slack
+# for clocks); reviews can take a year; older postings lose a little, not all.
+LATE_SLACK = timedelta(days=1)
+EARLY_WINDOW = timedelta(days=365)
+FRESH_AGE = timedelta(days=30)
+OLDEST_DATE_FACTOR = 0.85
+
+PATCH_KIND = "patch"
+_VIA = re.compile(r"\s+via\s+\S.*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateInfo:
+    """What the matcher knows about one mail candidate (built from the store)."""
+
+    message_id: str
+    subject_key: str
+    author_name: str
+    author_email: str
+    date: datetime | None
+    files: tuple[str, ...]
+    patch_id: str | None
+    diff: str | None
+    kind: str  # a model.Kind value: "patch", "cover", "pull", "reply", "other"
+    version: int
+    # Cascade stages that proposed it: "trailer", "patch-id", "author-date",
+    # "subject", "author", "files".
+    sources: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """The verdict on one candidate; reason says why it was rejected ("" if not)."""
+
+    total: float
+    method: str
+    accepted: bool
+    evidence: tuple[Evidence, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    subject: float
+    author: float | None  # None: the sender was rewritten, so unknown
+    author_detail: str
+    files: float
+    shared_files: int
+    diff: float | None  # None: a side has no +/- lines to compare
+    date_factor: float
+
+
+def score_candidate(
+    commit: Commit,
+    candidate: CandidateInfo,
+    *,
+    commit_lines: LinesByFile,
+    mail_lines: LinesByFile | None,
+    threshold: float = ACCEPT_THRESHOLD,
+) -> Score:
+    """Score how surely `candidate` is a posting of `commit`'s patch.
+
+    `commit_lines` and `mail_lines` are `e2g.ingest.patch.diff_lines` of the two
+    diffs, computed by the caller (the matcher does not import ingest); pass None
+    for a candidate without a diff.
+    """
+    signals = _measure(
+        commit, candidate, commit_lines=commit_lines, mail_lines=mail_lines
+    )
+    date_evidence, late, early = _date_verdict(commit, candidate)
+    exact = _score_exact(commit, candidate, signals=signals, late=late)
+    if exact is not None:
+        return _with_evidence(exact, date_evidence)
+    return _score_fuzzy(
+        candidate,
+        signals=signals,
+        date_evidence=date_evidence,
+        veto=late or early or _veto(candidate, signals, commit_lines=commit_lines),
+        threshold=threshold,
+    )
+
+
+def author_similarity(
+    author: Address, *, name: str, email: str
+) -> tuple[float | None, str]:
+    """(score, detail): 1 for equal addresses, 0.9 for equal names, None if unknown.
+
+    A sender the list rewrote ("Jane Doe via io-uring") proves nothing by its
+    address; its name still counts.
+    """
+    rewritten = _VIA.search(name) is not None
+    if email and not rewritten and email.casefold() == author.email.casefold():
+        return 1.0, "author email equal"
+    commit_name = normalise_name(author.name)
+    if commit_name and commit_name == normalise_name(_VIA.sub("", name)):
+        return 0.9, "author name equal"
+    if rewritten:
+        return None, "sender rewritten by the list"
+    return 0.0, f"author differs ({name or email} vs {author.name})"
+
+
+def normalise_name(name: str) -> str:
+    """Case, accents, punctuation and word order dropped: "Doe, Jöhn" == "john doe"."""
+    decomposed = unicodedata.normalize("NFKD", name.strip().strip("'\""))
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    words = re.sub(r"[^\w]+", " ", plain).split()
+    return " ".join(sorted(words))
+
+
+def _measure(
+    commit: Commit,
+    candidate: CandidateInfo,
+    *,
+    commit_lines: LinesByFile,
+    mail_lines: LinesByFile | None,
+) -> _Signals:
+    author, author_detail = author_similarity(
+        commit.author, name=candidate.author_name, email=candidate.author_email
+    )
+    pairs, _, _ = pair_files(commit.patch.paths, candidate.files)
+    union = len(commit.patch.paths) + len(candidate.files) - len(pairs)
+    diff = None
+    if mail_lines and _line_count(commit_lines) and _line_count(mail_lines):
+        diff = diff_similarity(commit_lines, mail_lines)
+    return _Signals(
+        subject=subject_similarity(commit.subject_key, candidate.subject_key),
+        author=author,
+        author_detail=author_detail,
+        files=len(pairs) / union if union else 0.0,
+        shared_files=len(pairs),
+        diff=diff,
+        date_factor=_date_factor(commit, candidate),
+    )
+
+
+def _score_exact(
+    commit: Commit, candidate: CandidateInfo, *, signals: _Signals, late: str
+) -> Score | None:
+    """Trailer, patch-id and author-date verdicts; None when none of them applies."""
+    same_patch_id = (
+        bool(candidate.patch_id) and candidate.patch_id == commit.patch.patch_id
+    )
+    if "trailer" in candidate.sources:
+        trailer = _score_trailer(
+            candidate, signals=signals, same_patch_id=same_patch_id
+        )
+        if trailer is not None:
+            return trailer
+    if late:
+        return None
+    if same_patch_id:
+        return _certain(1.0, "patch-id", f"patch-id equal {candidate.patch_id}")
+    same_date = candidate.date is not None and candidate.date == commit.author_date
+    same_author = (signals.author or 0.0) >= STRONG_SIGNAL
+    if same_date and (same_author or signals.shared_files):
+        detail = f"author date equal {commit.author_date.isoformat()}"
+        return _certain(AUTHOR_DATE_SCORE, "author-date", detail)
+    return None
+
+
+def _score_trailer(
+    candidate: CandidateInfo, *, signals: _Signals, same_patch_id: bool
+) -> Score | None:
+    """A Link:/Message-Id: names it: certain if it carries this patch.
+
+    A cover letter, report or reply named by a trailer is the discussion, not the
+    posting. A named patch whose content differs is scored like any other.
+    """
+    named = Evidence("trailer", f"commit trailer names <{candidate.message_id}>", 1.0)
+    if candidate.kind != PATCH_KIND:
+        reason = f"trailer points at a {candidate.kind} message, not the patch"
+        return Score(0.0, "trailer", False, (named,), reason)
+    if same_patch_id:
+        return Score(
+            1.0,
+            "trailer",
+            True,
+            (named, Evidence("patch-id", "patch-id equal", 1.0)),
+            "",
+        )
+    if signals.diff is not None and signals.diff >= TRAILER_DIFF_AGREEMENT:
+        detail = f"diff {signals.diff:.2f} over {signals.shared_files} files"
+        return Score(1.0, "trailer", True, (named, Evidence("diff", detail, 1.0)), "")
+    if signals.diff is None and signals.subject >= STRONG_SIGNAL:
+        detail = f"subject {signals.subject:.2f}, no diff to compare"
+        return Score(
+            1.0, "trailer", True, (named, Evidence("subject", detail, 1.0)), ""
+        )
+    return None
+
+
+def _score_fuzzy(
+    candidate: CandidateInfo,
+    *,
+    signals: _Signals,
+    date_evidence: Evidence | None,
+    veto: str,
+    threshold: float,
+) -> Score:
+    measured = {
+        "diff": signals.diff,
+        "subject": signals.subject,
+        "author": signals.author,
+        "files": signals.files,
+    }
+    weight_sum = sum(
+        WEIGHTS[name] for name, value in measured.items() if value is not None
+    )
+    mean = sum(
+        WEIGHTS[name] * value for name, value in measured.items() if value is not None
+    )
+    total = round(mean / weight_sum * signals.date_factor, 4)
+    evidence = _fuzzy_evidence(candidate, signals, weight_sum=weight_sum)
+    if date_evidence is not None:
+        evidence.append(date_evidence)
+    reason = veto
+    if not reason and total < threshold:
+        reason = f"score {total:.2f} below {threshold:.2f}"
+    method = _fuzzy_method(signals)
+    return Score(total, method, not reason, tuple(evidence), reason)
+
+
+def _fuzzy_evidence(
+    candidate: CandidateInfo, signals: _Signals, *, weight_sum: float
+) -> list[Evidence]:
+    def share(name: str, value: float) -> float:
+        return round(WEIGHTS[name] * value / weight_sum, 4)
+
+    evidence = [
+        Evidence(
+            "subject",
+            f"subject {signals.subject:.2f}",
+            share("subject", signals.subject),
+        )
+    ]
+    if signals.author is not None:
+        evidence.append(
+            Evidence("author", signals.author_detail, share("author", signals.author))
+        )
+    else:
+        evidence.append(Evidence("author", signals.author_detail, 0.0))
+    files = f"files {signals.shared_files}/{len(candidate.files)} shared (jaccard {signals.files:.2f})"
+    evidence.append(Evidence("files", files, share("files", signals.files)))
+    if signals.diff is not None:
+        detail = f"diff {signals.diff:.2f} over {signals.shared_files} files"
+        evidence.append(Evidence("diff", detail, share("diff", signals.diff)))
+    else:
+        evidence.append(Evidence("diff", "no diff to compare", 0.0))
+    return evidence
+
+
+def _fuzzy_method(signals: _Signals) -> str:
+    """The strongest signal that stands behind a fuzzy verdict."""
+    if signals.subject >= STRONG_SIGNAL:
+        return "subject"
+    if (signals.author or 0.0) >= STRONG_SIGNAL:
+        return "author"
+    return "files"
+
+
+def _veto(
+    candidate: CandidateInfo, signals: _Signals, *, commit_lines: LinesByFile
+) -> str:
+    """Why a fuzzy candidate cannot be the posting whatever its score, or ""."""
+    if candidate.kind != PATCH_KIND:
+        return f"a {candidate.kind} message, not a patch"
+    if signals.diff is None:
+        author = signals.author or 0.0
+        if min(signals.subject, author) < NO_DIFF_MIN_SIGNAL:
+            return "no diff to compare, and subject or author too weak"
+        return ""
+    if signals.diff < MIN_DIFF_AGREEMENT:
+        return f"diff {signals.diff:.2f} disagrees"
+    small = _informative_count(commit_lines) < SMALL_DIFF_LINES
+    if small and signals.subject < 0.5 and (signals.author or 0.0) < STRONG_SIGNAL:
+        return "diff too small to match on its own, subject and author differ"
+    return ""
+
+
+def _date_verdict(
+    commit: Commit, candidate: CandidateInfo
+) -> tuple[Evidence | None, str, str]:
+    """(evidence, late veto, early veto) for the posting date."""
+    if candidate.date is None:
+        return Evidence("date", "posting date unknown", 0.0), "", ""
+    before = commit.commit_date - candidate.date
+    if before < timedelta(0):
+        text = f"posted {_duration(-before)} after commit"
+    else:
+        text = f"posted {_duration(before)} before commit"
+    evidence = Evidence("date", text, 0.0)
+    late = f"{text} (limit {_duration(LATE_SLACK)})" if before < -LATE_SLACK else ""
+    early = (
+        f"{text} (window {_duration(EARLY_WINDOW)})" if before > EARLY_WINDOW else ""
+    )
+    return evidence, late, early
+
+
+def _date_factor(commit: Commit, candidate: CandidateInfo) -> float:
+    """1 up to a month before the commit, easing to 0.85 at a year."""
+    if candidate.date is None:
+        return 1.0
+    age = commit.commit_date - candidate.date
+    if age <= FRESH_AGE:
+        return 1.0
+    span = (EARLY_WINDOW - FRESH_AGE).total_seconds()
+    fraction = min(1.0, (age - FRESH_AGE).total_seconds() / span)
+    return 1.0 - (1.0 - OLDEST_DATE_FACTOR) * fraction
+
+
+def _duration(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    if seconds < 2 * 3600:
+        return f"{seconds // 60} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} hours"
+    return f"{seconds // 86400} days"
+
+
+def _certain(total: float, method: str, detail: str) -> Score:
+    return Score(total, method, True, (Evidence(method, detail, total),), "")
+
+
+def _with_evidence(score: Score, extra: Evidence | None) -> Score:
+    if extra is None:
+        return score
+    return Score(
+        score.total,
+        score.method,
+        score.accepted,
+        (*score.evidence, extra),
+        score.reason,
+    )
+
+
+def _line_count(lines: LinesByFile) -> int:
+    return sum(len(added) + len(removed) for added, removed in lines.values())
+
+
+def _informative_count(lines: LinesByFile) -> int:
+    return sum(
+        1
+        for added, removed in lines.values()
+        for line in (*added, *removed)
+        if is_informative(line)
+    )

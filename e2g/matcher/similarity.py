@@ -1,0 +1,163 @@
+"""How alike two diffs and two subjects are: pure functions, no IO.
+
+Diff similarity is a weighted Dice coefficient over the multisets of added and removed
+lines, file by file. It ignores context lines, hunk positions and line numbers, so it
+survives context drift (the patch applied a few lines away); a line a maintainer
+edited lightly still earns most of its weight through a fuzzy pairing of the lines
+left over after the exact match.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import PurePosixPath
+
+from rapidfuzz import fuzz
+
+# Per normalised path: (added lines, removed lines), whitespace-collapsed, as
+# e2g.ingest.patch.diff_lines returns them.
+LinesByFile = Mapping[str, tuple[Sequence[str], Sequence[str]]]
+
+# A line with fewer alphanumerics than this ("}", "", "*/", "});") says little about
+# which patch it came from, so it weighs TRIVIAL_WEIGHT instead of 1.
+MIN_ALNUM = 3
+TRIVIAL_WEIGHT = 0.1
+# Leftover lines paired fuzzily per file and side: bounds the cost of a huge diff.
+MAX_FUZZY_LINES = 64
+# Below this rapidfuzz ratio two lines are different lines, not one line edited.
+MIN_LINE_RATIO = 75.0
+
+
+def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float:
+    """Similarity in [0, 1] of two diffs' added and removed lines, weighted by lines.
+
+    Files are paired by path, then by basename when the paths were normalised
+    differently (a moved tree, another top directory). Lines of unpaired files
+    count against the score. Two diffs without any +/- lines (renames, mode or
+    binary changes) compare by their file sets alone.
+    """
+    pairs, lone_commit, lone_mail = pair_files(commit_lines, mail_lines)
+    shared = 0.0
+    total = 0.0
+    for commit_path, mail_path in pairs:
+        for side in (0, 1):
+            overlap, weight = _side_overlap(
+                commit_lines[commit_path][side], mail_lines[mail_path][side]
+            )
+            shared += overlap
+            total += weight
+    for lines, paths in ((commit_lines, lone_commit), (mail_lines, lone_mail)):
+        for path in paths:
+            total += sum(_weight(line) for side in lines[path] for line in side)
+    if total > 0:
+        return min(1.0, 2.0 * shared / total)
+    files = len(commit_lines) + len(mail_lines)
+    return 2.0 * len(pairs) / files if files else 0.0
+
+
+def subject_similarity(a_key: str, b_key: str) -> float:
+    """Token-sort similarity in [0, 1] of two subject keys (word order ignored)."""
+    if not a_key or not b_key:
+        return 0.0
+    return float(fuzz.token_sort_ratio(a_key, b_key)) / 100.0
+
+
+def pair_files(
+    commit_paths: Collection[str], mail_paths: Collection[str]
+) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """Pair paths equal first, then equal basenames unique on both sides.
+
+    Returns (pairs, commit paths left alone, mail paths left alone).
+    """
+    mail_set = set(mail_paths)
+    pairs = [(path, path) for path in commit_paths if path in mail_set]
+    paired = {path for path, _ in pairs}
+    rest_commit = [path for path in commit_paths if path not in paired]
+    rest_mail = [path for path in mail_paths if path not in paired]
+    commit_by_name = _unique_basenames(rest_commit)
+    mail_by_name = _unique_basenames(rest_mail)
+    for name, commit_path in commit_by_name.items():
+        mail_path = mail_by_name.get(name)
+        if mail_path is not None:
+            pairs.append((commit_path, mail_path))
+    paired_commit = {commit for commit, _ in pairs}
+    paired_mail = {mail for _, mail in pairs}
+    return (
+        pairs,
+        [path for path in commit_paths if path not in paired_commit],
+        [path for path in mail_paths if path not in paired_mail],
+    )
+
+
+def _unique_basenames(paths: Sequence[str]) -> dict[str, str]:
+    counts = Counter(PurePosixPath(path).name for path in paths)
+    return {
+        PurePosixPath(path).name: path
+        for path in paths
+        if counts[PurePosixPath(path).name] == 1
+    }
+
+
+def is_informative(line: str) -> bool:
+    """Whether a +/- line has enough letters or digits to tell patches apart."""
+    alnum = 0
+    for character in line:
+        if character.isalnum():
+            alnum += 1
+            if alnum >= MIN_ALNUM:
+                return True
+    return False
+
+
+def _weight(line: str) -> float:
+    return 1.0 if is_informative(line) else TRIVIAL_WEIGHT
+
+
+def _side_overlap(ours: Sequence[str], theirs: Sequence[str]) -> tuple[float, float]:
+    """(weighted shared lines, weighted lines of both sides) for one file side."""
+    ours_count = Counter(ours)
+    theirs_count = Counter(theirs)
+    shared = 0.0
+    for line, count in ours_count.items():
+        common = min(count, theirs_count.get(line, 0))
+        if common:
+            shared += common * _weight(line)
+    total = sum(_weight(line) for line in ours) + sum(_weight(line) for line in theirs)
+    ours_left = list((ours_count - theirs_count).elements())
+    theirs_left = list((theirs_count - ours_count).elements())
+    if ours_left and theirs_left:
+        shared += _fuzzy_overlap(ours_left, theirs_left)
+    return shared, total
+
+
+def _fuzzy_overlap(ours: list[str], theirs: list[str]) -> float:
+    """Credit for leftover lines that are near-copies (a renamed variable, a typo).
+
+    Pairs are taken best first over the whole score matrix, so the credit does not
+    depend on which side is "ours".
+    """
+    ours = ours[:MAX_FUZZY_LINES]
+    theirs = theirs[:MAX_FUZZY_LINES]
+    # Plain loops, not rapidfuzz.process.cdist: cdist needs numpy, which e2g does
+    # not depend on; at most 64 x 64 ratios of ~0.3 us each.
+    candidates = sorted(
+        (
+            (score, row, column)
+            for row, line in enumerate(ours)
+            for column, other in enumerate(theirs)
+            if (score := fuzz.ratio(line, other, score_cutoff=MIN_LINE_RATIO))
+        ),
+        key=lambda item: -item[0],
+    )
+    used_rows: set[int] = set()
+    used_columns: set[int] = set()
+    credit = 0.0
+    for score, row, column in candidates:
+        if row in used_rows or column in used_columns:
+            continue
+        used_rows.add(row)
+        used_columns.add(column)
+        pair_weight = (_weight(ours[row]) + _weight(theirs[column])) / 2.0
+        credit += score / 100.0 * pair_weight
+    return credit
