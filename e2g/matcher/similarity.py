@@ -51,7 +51,8 @@ def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float
         for path in paths:
             total += sum(_weight(line) for side in lines[path] for line in side)
     if total > 0:
-        return min(1.0, 2.0 * shared / total)
+        # Rounded so that float sums in another order still give exactly 1.0.
+        return min(1.0, round(2.0 * shared / total, 6))
     files = len(commit_lines) + len(mail_lines)
     return 2.0 * len(pairs) / files if files else 0.0
 

@@ -1,0 +1,478 @@
+"""The only module that runs git: repository discovery, revisions, and commits.
+
+GitPython finds the repository (searching parent directories as git does). Commits are
+read with one streaming `git log --no-walk=unsorted --stdin -p` process per batch of
+shas, never one process per commit; the stream is split on NUL-framed sentinels that
+cannot occur in a commit message or a diff line. Diff options are pinned (prefixes,
+context, algorithm, rename detection, full blob ids) so that a commit's patch-id is
+the one `git format-patch` output would get, whatever the user's git config says.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+import git
+
+from e2g.errors import RepoError, UnknownCommit
+from e2g.ingest.patch import compute_patch_id, parse_diff
+from e2g.ingest.subject import subject_key
+from e2g.ingest.trailers import parse_trailers
+from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, MAX_SUBJECT, Address, Commit, Patch
+
+log = logging.getLogger(__name__)
+
+BATCH_SIZE = 2000
+_START = b"\x00E2G\x01"
+_END = b"\x00E2G\x02"
+# Fields NUL-separated; %B last, because only the message can hold newlines.
+_FORMAT = "%x00E2G%x01%H%x00%P%x00%s%x00%aN%x00%aE%x00%aI%x00%at%x00%cI%x00%ct%x00%B%x00E2G%x02"
+# Config that would change the diff text, and so the patch-id, pinned to defaults.
+_PINNED_CONFIG = (
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.suppressBlankEmpty=false",
+    "core.quotePath=true",
+    "log.showSignature=false",
+    "i18n.logOutputEncoding=UTF-8",
+)
+_LOG_OPTIONS = (
+    "--no-walk=unsorted",
+    "--stdin",
+    "--root",
+    "-p",
+    "--full-index",
+    "-M",
+    "-U3",
+    "--diff-algorithm=myers",
+    "--inter-hunk-context=0",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--encoding=UTF-8",
+    "--no-notes",
+    f"--format={_FORMAT}",
+)
+_HEX = re.compile(r"[0-9a-fA-F]{4,64}")
+_EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
+
+
+class Repo:
+    """A git repository: resolve revisions, list commits, read them with their diffs."""
+
+    def __init__(self, *, root: Path, git_dir: Path, common_dir: Path) -> None:
+        self._root = root
+        self._git_dir = git_dir
+        self._common_dir = common_dir
+
+    @classmethod
+    def open(cls, path: Path) -> Repo:
+        """The repository at `path` or its nearest parent, bare or not."""
+        try:
+            found = git.Repo(path, search_parent_directories=True)
+        except git.NoSuchPathError as error:
+            raise RepoError(f"no such directory: {path}") from error
+        except git.InvalidGitRepositoryError as error:
+            raise RepoError(f"not a git repository: {path} (or any parent)") from error
+        git_dir = Path(found.git_dir)
+        work_tree = found.working_tree_dir
+        # GitPython calls a bare repository without `core.bare = true` (a plain
+        # `git init --bare` copy, a mirror) non-bare, with its parent as work tree:
+        # a work tree is real only if it holds the .git we found.
+        if work_tree is None or not (Path(work_tree) / ".git").exists():
+            root = git_dir
+        else:
+            root = Path(work_tree)
+        return cls(root=root, git_dir=git_dir, common_dir=Path(found.common_dir))
+
+    @property
+    def root(self) -> Path:
+        """The work tree, or the git directory of a bare repository."""
+        return self._root
+
+    def resolve(self, rev: str) -> str:
+        """The full sha of any revision git accepts (abbrev, HEAD~2, tag, branch)."""
+        result = self._run(
+            [
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                f"{rev}^{{commit}}",
+            ]
+        )
+        if result.returncode != 0 or not result.stdout.strip():
+            raise UnknownCommit(
+                f"unknown revision '{rev}': not a commit in {self._root}"
+            )
+        return result.stdout.decode("ascii").strip()
+
+    def rev_list(
+        self, revs: Sequence[str] = (), *, all_refs: bool = False
+    ) -> list[str]:
+        """Shas of the non-merge commits reachable from `revs`, as `git rev-list --no-merges`.
+
+        `revs` defaults to HEAD (an unborn HEAD gives no commits); ranges (`A..B`)
+        and `^X` exclusions work as in git. Merges skipped: see count_merges().
+        """
+        arguments = self._rev_arguments(revs, all_refs=all_refs)
+        if arguments is None:
+            return []
+        output = self._check(["rev-list", "--no-merges", *arguments], revs=revs)
+        return output.decode("ascii").split()
+
+    def count_merges(self, revs: Sequence[str] = (), *, all_refs: bool = False) -> int:
+        """How many merge commits rev_list() skipped for the same arguments."""
+        arguments = self._rev_arguments(revs, all_refs=all_refs)
+        if arguments is None:
+            return 0
+        output = self._check(["rev-list", "--count", "--merges", *arguments], revs=revs)
+        return int(output.decode("ascii").strip() or 0)
+
+    def commits(
+        self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE
+    ) -> Iterator[Commit]:
+        """The commits named by `shas`, in that order, with diff, patch-id and trailers.
+
+        One `git log` process per batch of `batch_size` shas. Merges among `shas`
+        are skipped (they carry no patch of their own). Shallow-boundary commits get
+        an empty patch: git would show them as adding the whole tree.
+        """
+        shallow = self._shallow_boundary()
+        names = [sha if _HEX.fullmatch(sha) else self.resolve(sha) for sha in shas]
+        for start in range(0, len(names), batch_size):
+            batch = names[start : start + batch_size]
+            for record in self._stream(batch):
+                commit = _build_commit(record, shallow=shallow)
+                if commit is not None:
+                    yield commit
+
+    def mailmap_lookup(self, addresses: Sequence[Address]) -> list[Address]:
+        """Canonical (name, email) per address through the repository's mailmap.
+
+        Batched `git check-mailmap` calls; the result is in the order given.
+        """
+        canonical: list[Address] = []
+        for start in range(0, len(addresses), 500):
+            batch = addresses[start : start + 500]
+            contacts = [f"{address.name} <{address.email}>" for address in batch]
+            output = self._check(["check-mailmap", *contacts], revs=())
+            lines = output.decode("utf-8", errors="replace").splitlines()
+            canonical.extend(_parse_contact(line) for line in lines)
+        return canonical
+
+    def _rev_arguments(
+        self, revs: Sequence[str], *, all_refs: bool
+    ) -> list[str] | None:
+        if all_refs:
+            return ["--all", "--end-of-options", *revs, "--"]
+        if revs:
+            return ["--end-of-options", *revs, "--"]
+        head = self._run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        if head.returncode == 0:
+            return ["HEAD", "--"]
+        self._check(["rev-parse", "--git-dir"], revs=())  # a broken repo raises here
+        return None  # an unborn HEAD: a new repository has no commits yet
+
+    def _command(self, arguments: Sequence[str]) -> list[str]:
+        pinned = [item for setting in _PINNED_CONFIG for item in ("-c", setting)]
+        return ["git", "-C", str(self._root), *pinned, *arguments]
+
+    def _run(self, arguments: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(
+                self._command(arguments), capture_output=True, check=False
+            )
+        except FileNotFoundError as error:
+            raise RepoError("git not found on PATH") from error
+
+    def _check(self, arguments: Sequence[str], *, revs: Sequence[str]) -> bytes:
+        result = self._run(arguments)
+        if result.returncode != 0:
+            _raise_git_error(result.stderr, revs=revs, root=self._root)
+        return result.stdout
+
+    def _shallow_boundary(self) -> frozenset[str]:
+        try:
+            text = (self._common_dir / "shallow").read_text(encoding="ascii")
+        except OSError:
+            return frozenset()
+        return frozenset(text.split())
+
+    def _stream(self, shas: Sequence[str]) -> Iterator[_Record]:
+        """Run one `git log` over `shas` and yield its records as they arrive."""
+        with tempfile.TemporaryFile() as errors:
+            try:
+                process = subprocess.Popen(
+                    self._command(["log", *_LOG_OPTIONS]),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                )
+            except FileNotFoundError as error:
+                raise RepoError("git not found on PATH") from error
+            try:
+                _feed(process, shas)
+                assert process.stdout is not None
+                yield from _split_records(process.stdout)
+                returncode = process.wait()
+            finally:
+                if process.poll() is None:  # the caller stopped early
+                    process.kill()
+                    process.wait()
+            if returncode != 0:
+                errors.seek(0)
+                _raise_git_error(errors.read(), revs=shas, root=self._root)
+
+
+@dataclass(slots=True)
+class _Record:
+    """One commit's raw fields and diff as they came from the stream."""
+
+    header: bytes
+    diff: _DiffBuffer
+
+
+def _feed(process: subprocess.Popen[bytes], shas: Sequence[str]) -> None:
+    # git reads all of --stdin before it prints anything, so writing first is safe.
+    assert process.stdin is not None
+    try:
+        process.stdin.write("".join(f"{sha}\n" for sha in shas).encode("ascii"))
+        process.stdin.close()
+    except BrokenPipeError:  # git died early; its exit code and stderr say why
+        pass
+
+
+def _split_records(stream: IO[bytes]) -> Iterator[_Record]:
+    """Cut the `git log` stream into records at the NUL-framed start sentinel."""
+    record: _Record | None = None
+    header: list[bytes] | None = None
+    for line in stream:
+        if header is not None:  # inside the format fields, until the end sentinel
+            header.append(line)
+            if _END in line:
+                assert record is not None
+                record.header = b"".join(header)
+                header = None
+            continue
+        if line.startswith(_START):
+            if record is not None:
+                yield record
+            record = _Record(header=b"", diff=_DiffBuffer())
+            header = [line]
+            if _END in line:
+                record.header = line
+                header = None
+        elif record is not None and (line != b"\n" or record.diff.started):
+            record.diff.feed(line)
+    if record is not None:
+        yield record
+
+
+class _DiffBuffer:
+    """A commit's diff lines, kept up to MAX_DIFF bytes of whole file sections.
+
+    Past the limit, later files keep only their header lines and +/- counts, so a
+    huge commit still lists every file it touches without holding all of it.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.section_start = 0
+        self.overflow: _Overflow | None = None
+
+    @property
+    def started(self) -> bool:
+        return bool(self.lines) or self.overflow is not None
+
+    def feed(self, line: bytes) -> None:
+        if self.overflow is not None:
+            self.overflow.feed(line)
+            return
+        if line.startswith(b"diff "):
+            self.section_start = len(self.lines)
+        self.lines.append(line)
+        self.size += len(line)
+        if self.size > MAX_DIFF:
+            tail = self.lines[self.section_start :]
+            del self.lines[self.section_start :]
+            self.overflow = _Overflow()
+            for held in tail:
+                self.overflow.feed(held)
+
+
+@dataclass(slots=True)
+class _Section:
+    header: list[bytes]
+    added: int = 0
+    removed: int = 0
+
+
+class _Overflow:
+    """Header lines and +/- counts of the file sections past MAX_DIFF."""
+
+    def __init__(self) -> None:
+        self.sections: list[_Section] = []
+        self.old_left = 0
+        self.new_left = 0
+
+    def feed(self, line: bytes) -> None:
+        if self.old_left > 0 or self.new_left > 0:
+            self._count(line)
+        elif line.startswith(b"@@ "):
+            self.old_left, self.new_left = _hunk_counts(line)
+        elif line.startswith(b"diff "):
+            if len(self.sections) < MAX_FILES:
+                self.sections.append(_Section(header=[line]))
+        elif self.sections and len(self.sections[-1].header) < 32:
+            self.sections[-1].header.append(line)
+
+    def _count(self, line: bytes) -> None:
+        marker = line[:1]
+        if marker == b"\\":  # "\ No newline at end of file"
+            return
+        section = self.sections[-1] if self.sections else None
+        if marker == b"+":
+            self.new_left -= 1
+            if section is not None:
+                section.added += 1
+        elif marker == b"-":
+            self.old_left -= 1
+            if section is not None:
+                section.removed += 1
+        else:
+            self.old_left -= 1
+            self.new_left -= 1
+
+
+_HUNK = re.compile(rb"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def _hunk_counts(line: bytes) -> tuple[int, int]:
+    match = _HUNK.match(line)
+    if match is None:
+        return 0, 0
+    old, new = match.group(1), match.group(2)
+    return (1 if old is None else int(old)), (1 if new is None else int(new))
+
+
+def _build_commit(record: _Record, *, shallow: frozenset[str]) -> Commit | None:
+    fields = record.header.decode("utf-8", errors="replace").split("\x00")
+    if len(fields) < 12:
+        log.warning("skipping a malformed git log record (%d fields)", len(fields))
+        return None
+    # ["", "E2G\x01" + sha, parents, subject, name, email, aI, at, cI, ct, body.., end]
+    sha = fields[1].removeprefix("E2G\x01")
+    parents, subject, name, email = fields[2:6]
+    if len(parents.split()) > 1:
+        log.debug("skipping merge %s", sha)
+        return None
+    message = "\x00".join(fields[10:-1])
+    if sha in shallow:
+        log.info("commit %s is a shallow-clone boundary: its diff is unknown", sha)
+        patch = _EMPTY_PATCH
+    else:
+        patch = _build_patch(record.diff)
+    return Commit(
+        sha=sha,
+        subject=subject[:MAX_SUBJECT],
+        subject_key=subject_key(subject[:MAX_SUBJECT]),
+        author=Address(name, email),
+        author_date=_parse_date(fields[6], fields[7]),
+        commit_date=_parse_date(fields[8], fields[9]),
+        patch=patch,
+        trailers=parse_trailers(message),
+        body=_body(message),
+    )
+
+
+def _build_patch(buffer: _DiffBuffer) -> Patch:
+    data = b"".join(buffer.lines)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _non_utf8_patch(data, buffer.overflow)
+    if buffer.overflow is None:
+        return parse_diff(text) or _EMPTY_PATCH
+    return _truncated_patch(text, buffer.overflow)
+
+
+def _non_utf8_patch(data: bytes, overflow: _Overflow | None) -> Patch:
+    """A diff of non-UTF-8 file content (a latin-1 source file, say).
+
+    The text kept is decoded with U+FFFD replacements, so it can be stored; the
+    patch-id is computed on the surrogate-escaped text, which compute_patch_id
+    encodes back to git's exact bytes, so it still equals git's own.
+    """
+    text = data.decode("utf-8", errors="replace")
+    if overflow is not None:
+        return _truncated_patch(text, overflow)
+    patch = parse_diff(text)
+    if patch is None:
+        return _EMPTY_PATCH
+    exact = compute_patch_id(data.decode("utf-8", errors="surrogateescape"))
+    return replace(patch, patch_id=exact)
+
+
+def _truncated_patch(kept: str, overflow: _Overflow) -> Patch:
+    """A huge commit: the kept diff, every file, and no patch-id (the diff is cut)."""
+    skeleton = "".join(
+        line.decode("utf-8", errors="replace")
+        for section in overflow.sections
+        for line in section.header
+    )
+    kept_files = (parse_diff(kept) or _EMPTY_PATCH).files if kept else ()
+    all_files = (parse_diff(kept + skeleton) or _EMPTY_PATCH).files
+    late_files = list(all_files[len(kept_files) :])
+    if len(late_files) == len(overflow.sections):
+        late_files = [
+            replace(change, added=section.added, removed=section.removed)
+            for change, section in zip(late_files, overflow.sections, strict=True)
+        ]
+    files = (*kept_files, *late_files)
+    return Patch(
+        diff=kept,
+        files=files,
+        added=sum(change.added for change in files),
+        removed=sum(change.removed for change in files),
+        patch_id=None,
+    )
+
+
+def _parse_date(iso: str, epoch: str) -> datetime:
+    """An aware datetime in the author's or committer's own offset."""
+    try:
+        return datetime.fromisoformat(iso)
+    except ValueError:  # an offset Python refuses (git allows +9959)
+        return datetime.fromtimestamp(int(epoch or 0), UTC)
+
+
+def _body(message: str) -> str:
+    """The message after its subject paragraph, bounded."""
+    _, _, rest = message.strip("\n").partition("\n\n")
+    return rest.strip("\n")[:MAX_BODY]
+
+
+def _parse_contact(line: str) -> Address:
+    name, _, email = line.rpartition("<")
+    return Address(name.strip(), email.rstrip(">").strip())
+
+
+def _raise_git_error(stderr: bytes, *, revs: Iterable[str], root: Path) -> None:
+    message = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    detail = message[-1] if message else "git failed"
+    detail = detail.removeprefix("fatal: ")
+    for rev in revs:
+        if rev and rev in detail:
+            raise UnknownCommit(f"unknown revision '{rev}': {detail}")
+    raise RepoError(f"git failed in {root}: {detail}")

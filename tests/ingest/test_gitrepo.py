@@ -1,0 +1,406 @@
+"""Reading commits from real git repositories built in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from e2g.errors import RepoError, UnknownCommit
+from e2g.ingest.gitrepo import Repo
+from e2g.model import MAX_DIFF, Address, FileStatus, Trailer
+
+BASE = datetime(2023, 5, 1, 10, 0, 0, tzinfo=timezone(timedelta(hours=2)))
+
+
+def run_git(repo: Path, *args: str, stdin: bytes | None = None, when: int = 0) -> str:
+    """Run git with fixed identities and dates: `when` is hours after BASE."""
+    stamp = (BASE + timedelta(hours=when)).isoformat()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Jöhn Doe",
+        "GIT_AUTHOR_EMAIL": "john@old.example",
+        "GIT_COMMITTER_NAME": "Maintainer",
+        "GIT_COMMITTER_EMAIL": "maint@example.org",
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_DATE": (BASE + timedelta(hours=when, minutes=30)).isoformat(),
+    }
+    result = subprocess.run(
+        ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args],
+        input=stdin,
+        capture_output=True,
+        check=True,
+        env=env,
+    )
+    return result.stdout.decode("utf-8", errors="replace")
+
+
+def commit_all(
+    repo: Path, message: bytes, *, when: int, extra: tuple[str, ...] = ()
+) -> str:
+    run_git(repo, "add", "-A")
+    run_git(
+        repo,
+        "commit",
+        "-q",
+        "--allow-empty",
+        *extra,
+        "-F",
+        "-",
+        stdin=message,
+        when=when,
+    )
+    return run_git(repo, "rev-parse", "HEAD").strip()
+
+
+def git_patch_ids(repo: Path) -> dict[str, str]:
+    """sha -> `git log -p --full-index | git patch-id --stable`, git's own answer."""
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "-p", "--full-index", "--no-merges", "-M"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    ids = subprocess.run(
+        ["git", "patch-id", "--stable"], input=log, capture_output=True, check=True
+    ).stdout.decode()
+    return {
+        sha: patch_id for patch_id, sha in (line.split() for line in ids.splitlines())
+    }
+
+
+def raw_commit(repo: Path, message: bytes) -> str:
+    """A commit whose message bytes are not UTF-8 and say no encoding.
+
+    `git commit` would re-encode them as latin-1, so write the object directly.
+    """
+    tree = run_git(repo, "write-tree").strip()
+    parent = run_git(repo, "rev-parse", "HEAD").strip()
+    identity = b"Raw Writer <raw@example.org> 1682935200 +0200"
+    body = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n%s" % (
+        tree.encode(),
+        parent.encode(),
+        identity,
+        identity,
+        message,
+    )
+    sha = run_git(
+        repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=body
+    ).strip()
+    run_git(repo, "update-ref", "HEAD", sha)
+    return sha
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
+    """A small history with every awkward commit shape; returns named shas and the path."""
+    repo = tmp_path_factory.mktemp("repo")
+    run_git(repo, "init", "-q", "-b", "main")
+    (repo / ".mailmap").write_text("Jöhn Doe <john@new.example> <john@old.example>\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "queue.c").write_text("".join(f"int line{i};\n" for i in range(40)))
+    shas: dict[str, str | Path] = {"path": repo}
+    shas["root"] = commit_all(repo, b"initial import\n", when=0)
+    run_git(repo, "mv", "src/queue.c", "src/ring.c")
+    text = (repo / "src" / "ring.c").read_text().replace("int line3;", "long line3;")
+    (repo / "src" / "ring.c").write_text(text)
+    shas["rename"] = commit_all(
+        repo,
+        b"src: rename queue.c to ring.c\n\nBody text.\n\n"
+        b"Link: https://lore.kernel.org/r/20230501.1-1-john%40old.example\n"
+        b"Signed-off-by: J\xc3\xb6hn Doe <john@old.example>\n",
+        when=1,
+    )
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary\x00data")
+    shas["binary"] = commit_all(repo, b"add logo\n", when=2)
+    shas["empty"] = commit_all(repo, b"empty: nothing changes\n", when=3)
+    (repo / "latin.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
+    shas["latin"] = commit_all(
+        repo,
+        "latin: add café file\n\nÉcrit en français.\n".encode("latin-1"),
+        when=4,
+        extra=("--cleanup=verbatim",),
+    )
+    shas["bad-utf8"] = raw_commit(repo, b"bad: \xff\xfe bytes in message\n")
+    (repo / "unicode.md").write_text("# 日本語\n")
+    shas["unicode"] = commit_all(repo, "docs: 日本語 ✓ title\n".encode(), when=6)
+    run_git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "topic.c").write_text("int topic;\n")
+    shas["topic"] = commit_all(repo, b"topic: add\n", when=7)
+    run_git(repo, "checkout", "-q", "main")
+    (repo / "main.c").write_text("int main_side;\n")
+    shas["main-side"] = commit_all(repo, b"main: side change\n", when=8)
+    run_git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch topic", "topic", when=9)
+    shas["merge"] = run_git(repo, "rev-parse", "HEAD").strip()
+    run_git(repo, "tag", "v1.0", str(shas["binary"]))
+    return shas
+
+
+def repo_path(history: dict[str, str | Path]) -> Path:
+    path = history["path"]
+    assert isinstance(path, Path)
+    return path
+
+
+def read(history: dict[str, str | Path], name: str):
+    repo = Repo.open(repo_path(history))
+    (commit,) = list(repo.commits([str(history[name])]))
+    return commit
+
+
+def test_rev_list_skips_merges_and_counts_them(history) -> None:
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    assert len(shas) == 9
+    assert history["merge"] not in shas
+    assert shas[-1] == history["root"]
+    assert repo.count_merges([]) == 1
+    assert (
+        repo.rev_list([f"{history['binary']}..main"], all_refs=False)[-1]
+        == history["empty"]
+    )
+    assert len(repo.rev_list([], all_refs=True)) == 9
+
+
+def test_commits_follow_the_order_given_and_skip_merges(history) -> None:
+    repo = Repo.open(repo_path(history))
+    wanted = [str(history[name]) for name in ("unicode", "root", "merge", "binary")]
+    got = [commit.sha for commit in repo.commits(wanted, batch_size=2)]
+    assert got == [history["unicode"], history["root"], history["binary"]]
+
+
+def test_patch_ids_equal_git_patch_id_stable(history) -> None:
+    repo = Repo.open(repo_path(history))
+    expected = git_patch_ids(repo_path(history))
+    commits = list(repo.commits(repo.rev_list([])))
+    assert {c.sha: c.patch.patch_id for c in commits if c.patch.patch_id} == expected
+    assert history["empty"] not in expected  # git prints no id for an empty commit
+
+
+def test_root_commit_adds_its_files(history) -> None:
+    commit = read(history, "root")
+    assert commit.patch.paths == (".mailmap", "src/queue.c")
+    assert commit.patch.files[1].status is FileStatus.ADDED
+    assert commit.patch.added == 41
+    assert commit.subject == "initial import"
+
+
+def test_rename_fields_trailers_mailmap_and_dates(history) -> None:
+    commit = read(history, "rename")
+    (change,) = commit.patch.files
+    assert (change.path, change.old_path, change.status) == (
+        "src/ring.c",
+        "src/queue.c",
+        FileStatus.RENAMED,
+    )
+    assert (change.added, change.removed) == (1, 1)
+    assert commit.author == Address("Jöhn Doe", "john@new.example")  # .mailmap applied
+    assert commit.author_date == BASE + timedelta(hours=1)
+    assert commit.author_date.utcoffset() == timedelta(hours=2)
+    assert commit.commit_date == BASE + timedelta(hours=1, minutes=30)
+    assert commit.subject_key == "src: rename queue.c to ring.c"
+    assert commit.trailers[0] == Trailer(
+        "Link", "https://lore.kernel.org/r/20230501.1-1-john%40old.example"
+    )
+    assert commit.body.startswith("Body text.")
+
+
+def test_binary_only_commit(history) -> None:
+    commit = read(history, "binary")
+    (change,) = commit.patch.files
+    assert change.path == "logo.png"
+    assert change.binary
+    assert commit.patch.patch_id is not None
+
+
+def test_empty_commit_has_an_empty_patch(history) -> None:
+    commit = read(history, "empty")
+    assert commit.patch.files == ()
+    assert commit.patch.diff == ""
+    assert commit.patch.patch_id is None
+    assert commit.subject == "empty: nothing changes"
+
+
+def test_messages_in_other_encodings(history) -> None:
+    latin = read(history, "latin")
+    # git commit took the latin-1 message for latin-1 and stored it as UTF-8.
+    assert latin.subject == "latin: add café file"
+    assert latin.body == "Écrit en français."
+    assert latin.patch.paths == ("latin.txt",)
+    assert "\ufffd" in latin.patch.diff
+    bad = read(history, "bad-utf8")
+    assert bad.subject == "bad: \ufffd\ufffd bytes in message"
+    unicode = read(history, "unicode")
+    assert unicode.subject == "docs: 日本語 ✓ title"
+
+
+def test_declared_encoding_is_converted(tmp_path: Path) -> None:
+    run_git(tmp_path, "init", "-q")
+    (tmp_path / "a").write_text("a\n")
+    run_git(tmp_path, "add", "-A")
+    run_git(
+        tmp_path,
+        "-c",
+        "i18n.commitEncoding=ISO-8859-1",
+        "commit",
+        "-q",
+        "-F",
+        "-",
+        stdin="fix: naïve café\n".encode("latin-1"),
+    )
+    sha = run_git(tmp_path, "rev-parse", "HEAD").strip()
+    (commit,) = list(Repo.open(tmp_path).commits([sha]))
+    assert commit.subject == "fix: naïve café"
+
+
+def test_resolve_accepts_what_git_accepts(history) -> None:
+    repo = Repo.open(repo_path(history))
+    assert repo.resolve("HEAD~1") == history["main-side"]
+    assert repo.resolve(str(history["root"])[:8]) == history["root"]
+    assert repo.resolve("v1.0") == history["binary"]
+    with pytest.raises(UnknownCommit, match="unknown revision 'nope'"):
+        repo.resolve("nope")
+    with pytest.raises(UnknownCommit, match="unknown revision '--all'"):
+        repo.resolve("--all")
+
+
+def test_rev_list_unknown_revision(history) -> None:
+    repo = Repo.open(repo_path(history))
+    with pytest.raises(UnknownCommit, match="unknown revision 'no-such-branch'"):
+        repo.rev_list(["no-such-branch"])
+
+
+def test_commits_accept_revision_names(history) -> None:
+    repo = Repo.open(repo_path(history))
+    (commit,) = list(repo.commits(["v1.0"]))
+    assert commit.sha == history["binary"]
+
+
+def test_open_finds_the_root_from_a_subdirectory(history) -> None:
+    repo = Repo.open(repo_path(history) / "src")
+    assert repo.root == repo_path(history)
+
+
+def test_open_outside_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(RepoError, match=r"not a git repository: .* \(or any parent\)"):
+        Repo.open(tmp_path)
+    with pytest.raises(RepoError, match="no such directory"):
+        Repo.open(tmp_path / "missing")
+
+
+def test_unborn_head_has_no_commits(tmp_path: Path) -> None:
+    run_git(tmp_path, "init", "-q")
+    repo = Repo.open(tmp_path)
+    assert repo.rev_list([]) == []
+    assert repo.count_merges([]) == 0
+
+
+def test_bare_clone_reads_the_same(history, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    run_git(
+        tmp_path, "clone", "-q", "--bare", f"file://{repo_path(history)}", str(bare)
+    )
+    repo = Repo.open(bare)
+    assert repo.root == bare
+    (commit,) = list(repo.commits([str(history["rename"])]))
+    assert commit.author.email == "john@new.example"  # HEAD:.mailmap in a bare repo
+    assert commit.patch.patch_id == read(history, "rename").patch.patch_id
+
+
+def test_user_diff_config_does_not_change_patch_ids(history, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    run_git(tmp_path, "clone", "-q", f"file://{repo_path(history)}", str(clone))
+    for setting in (
+        "diff.noprefix=true",
+        "diff.suppressBlankEmpty=true",
+        "color.ui=always",
+        "diff.context=1",
+    ):
+        key, value = setting.split("=")
+        run_git(clone, "config", key, value)
+    repo = Repo.open(clone)
+    expected = git_patch_ids(repo_path(history))
+    commits = list(repo.commits(repo.rev_list([])))
+    assert {c.sha: c.patch.patch_id for c in commits if c.patch.patch_id} == expected
+
+
+def test_shallow_clone_boundary_has_no_diff(history, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    run_git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "3",
+        f"file://{repo_path(history)}",
+        str(shallow),
+    )
+    repo = Repo.open(shallow)
+    shas = repo.rev_list([])
+    assert history["root"] not in shas
+    commits = {commit.sha: commit for commit in repo.commits(shas)}
+    side = commits[str(history["main-side"])]
+    assert side.patch.paths == ("main.c",)
+    assert side.patch.patch_id == read(history, "main-side").patch.patch_id
+    boundary = (shallow / ".git" / "shallow").read_text().split()
+    assert boundary == [history["unicode"]]
+    # git would show the grafted commit as adding the whole tree
+    assert commits[str(history["unicode"])].patch.files == ()
+    depth_one = tmp_path / "depth-one"
+    run_git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        f"file://{repo_path(history)}",
+        str(depth_one),
+    )
+    only = Repo.open(depth_one)
+    (tip,) = list(only.commits(only.rev_list([])))
+    # A depth-1 merge has lost its parents: git lists it as a root commit.
+    assert tip.sha == history["merge"]
+    assert tip.patch.files == ()
+
+
+def test_huge_commit_is_bounded_but_lists_every_file(tmp_path: Path) -> None:
+    run_git(tmp_path, "init", "-q")
+    line = "x" * 99 + "\n"
+    lines = (MAX_DIFF // 2) // len(line) + 10
+    (tmp_path / "a.txt").write_text(line * lines)
+    (tmp_path / "b.txt").write_text(line * lines)
+    (tmp_path / "c.c").write_text("int c;\nint d;\n")
+    sha = commit_all(tmp_path, b"huge\n", when=0)
+    (commit,) = list(Repo.open(tmp_path).commits([sha]))
+    patch = commit.patch
+    assert [(f.path, f.added) for f in patch.files] == [
+        ("a.txt", lines),
+        ("b.txt", lines),
+        ("c.c", 2),
+    ]
+    assert patch.added == 2 * lines + 2
+    assert len(patch.diff) <= MAX_DIFF
+    assert patch.diff.startswith("diff --git a/a.txt b/a.txt")
+    assert "b.txt" not in patch.diff
+    assert patch.patch_id is None  # the diff was cut: no id rather than a wrong one
+
+
+def test_stopping_early_ends_git(history) -> None:
+    repo = Repo.open(repo_path(history))
+    stream = repo.commits(repo.rev_list([]))
+    first = next(stream)
+    stream.close()
+    assert first.sha == history["main-side"]
+
+
+def test_mailmap_lookup(history) -> None:
+    repo = Repo.open(repo_path(history))
+    got = repo.mailmap_lookup(
+        [Address("Jöhn Doe", "john@old.example"), Address("Other", "o@example.org")]
+    )
+    assert got == [
+        Address("Jöhn Doe", "john@new.example"),
+        Address("Other", "o@example.org"),
+    ]

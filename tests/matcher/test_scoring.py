@@ -1,0 +1,293 @@
+"""Scoring a commit against mail candidates: exact keys, combined signals, vetoes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from e2g.matcher.scoring import (
+    ACCEPT_THRESHOLD,
+    CandidateInfo,
+    author_similarity,
+    normalise_name,
+    score_candidate,
+)
+from e2g.model import Address, Commit, FileChange, Patch
+
+MOUNTAIN = timezone(timedelta(hours=-6))
+AUTHOR_DATE = datetime(2024, 2, 6, 9, 14, 49, tzinfo=MOUNTAIN)
+COMMIT_DATE = datetime(2024, 2, 20, 12, 0, 0, tzinfo=MOUNTAIN)
+COMMIT_LINES = {
+    "test/recv-multishot.c": (
+        [
+            "static int test_bundle(struct io_uring *ring, int fd)",
+            "struct io_uring_sqe *sqe = io_uring_get_sqe(ring);",
+            "io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);",
+            "sqe->ioprio |= IORING_RECVSEND_BUNDLE;",
+            "ret = io_uring_submit(ring);",
+            "if (ret != 1) {",
+            'fprintf(stderr, "submit failed: %d\\n", ret);',
+            "return T_EXIT_FAIL;",
+            "}",
+            "return T_EXIT_PASS;",
+        ],
+        ["return 0;"],
+    )
+}
+UNRELATED_LINES = {
+    "man/io_uring_prep_splice.3": (
+        [
+            '.TH io_uring_prep_splice 3 "March 13, 2022" "liburing-2.2"',
+            ".SH NAME",
+            "io_uring_prep_splice \\- prepare an splice request",
+            ".SH SYNOPSIS",
+            ".B #include <liburing.h>",
+        ],
+        [],
+    )
+}
+
+
+def make_commit(**changes) -> Commit:
+    commit = Commit(
+        sha="0" * 40,
+        subject="test/recv-multishot: add test case for bundles",
+        subject_key="test/recv-multishot: add test case for bundles",
+        author=Address("Jens Axboe", "axboe@kernel.dk"),
+        author_date=AUTHOR_DATE,
+        commit_date=COMMIT_DATE,
+        patch=Patch(
+            diff="(not read by scoring)",
+            files=(FileChange("test/recv-multishot.c", None, added=10, removed=1),),
+            added=10,
+            removed=1,
+            patch_id="d15e916a02d31ac6bf8df509b971545b620ec0b8",
+        ),
+    )
+    return replace(commit, **changes)
+
+
+def make_candidate(**changes) -> CandidateInfo:
+    candidate = CandidateInfo(
+        message_id="20240206161449.1234567-2-axboe@kernel.dk",
+        subject_key="test/recv-multishot: add test case for bundles",
+        author_name="Jens Axboe",
+        author_email="axboe@kernel.dk",
+        date=datetime(2024, 2, 6, 16, 14, 49, tzinfo=UTC),
+        files=("test/recv-multishot.c",),
+        patch_id="1ee5c461a38c7516fdc73a4d4bb632e67a6e0c8d",
+        diff="(not read by scoring)",
+        kind="patch",
+        version=1,
+        sources=frozenset({"subject"}),
+    )
+    return replace(candidate, **changes)
+
+
+def score(commit=None, candidate=None, mail_lines=COMMIT_LINES):
+    return score_candidate(
+        commit or make_commit(),
+        candidate or make_candidate(),
+        commit_lines=COMMIT_LINES,
+        mail_lines=mail_lines,
+    )
+
+
+def details(result) -> list[str]:
+    return [evidence.detail for evidence in result.evidence]
+
+
+def test_equal_patch_id_is_accepted() -> None:
+    candidate = make_candidate(
+        patch_id="d15e916a02d31ac6bf8df509b971545b620ec0b8",
+        subject_key="something else entirely",
+        author_email="other@example.com",
+        author_name="Someone Else",
+        sources=frozenset({"patch-id"}),
+    )
+    result = score(candidate=candidate, mail_lines=UNRELATED_LINES)
+    assert result.accepted
+    assert result.method == "patch-id"
+    assert result.total == 1.0
+    assert "patch-id equal d15e916a02d31ac6bf8df509b971545b620ec0b8" in details(result)
+
+
+def test_same_subject_and_similar_diff_is_accepted() -> None:
+    edited = {
+        path: ([*added[:-1], "return T_EXIT_SKIP;"], removed)
+        for path, (added, removed) in COMMIT_LINES.items()
+    }
+    result = score(mail_lines=edited)
+    assert result.accepted, result.reason
+    assert result.method == "subject"
+    assert result.total > 0.9
+    found = details(result)
+    assert "subject 1.00" in found
+    assert any(
+        text.startswith("diff 0.9") and text.endswith("over 1 files") for text in found
+    )
+    assert "posted 14 days before commit" in found
+    assert result.reason == ""
+
+
+def test_same_subject_unrelated_diff_other_author_is_rejected() -> None:
+    candidate = make_candidate(
+        author_name="Someone Else",
+        author_email="someone@example.com",
+        files=("man/io_uring_prep_splice.3",),
+    )
+    result = score(candidate=candidate, mail_lines=UNRELATED_LINES)
+    assert not result.accepted
+    assert result.reason.startswith("diff 0.0") and "disagrees" in result.reason
+    assert result.total < ACCEPT_THRESHOLD
+
+
+def test_posted_after_commit_plus_one_day_is_rejected() -> None:
+    late = COMMIT_DATE + timedelta(days=3)
+    result = score(candidate=make_candidate(date=late))
+    assert not result.accepted
+    assert result.reason == "posted 3 days after commit (limit 24 hours)"
+
+
+def test_posted_hours_after_commit_is_within_slack() -> None:
+    result = score(candidate=make_candidate(date=COMMIT_DATE + timedelta(hours=5)))
+    assert result.accepted
+    assert "posted 5 hours after commit" in details(result)
+
+
+def test_patch_id_equal_but_late_is_rejected() -> None:
+    candidate = make_candidate(
+        patch_id="d15e916a02d31ac6bf8df509b971545b620ec0b8",
+        date=COMMIT_DATE + timedelta(days=40),
+    )
+    result = score(candidate=candidate)
+    assert not result.accepted
+    assert "after commit" in result.reason
+
+
+def test_older_than_a_year_is_rejected_but_a_month_is_not_penalised() -> None:
+    old = score(candidate=make_candidate(date=COMMIT_DATE - timedelta(days=400)))
+    assert not old.accepted
+    assert "window 365 days" in old.reason
+    month = score(candidate=make_candidate(date=COMMIT_DATE - timedelta(days=29)))
+    half_year = score(candidate=make_candidate(date=COMMIT_DATE - timedelta(days=200)))
+    assert month.total == 1.0
+    assert half_year.accepted
+    assert 0.85 < half_year.total < month.total
+
+
+def test_equal_author_date_is_near_certain() -> None:
+    candidate = make_candidate(
+        date=AUTHOR_DATE, subject_key="reworded", sources=frozenset({"author-date"})
+    )
+    result = score(candidate=candidate, mail_lines=None)
+    assert result.accepted
+    assert result.method == "author-date"
+    assert result.total == pytest.approx(0.98)
+
+
+def test_equal_author_date_alone_is_not_enough() -> None:
+    candidate = make_candidate(
+        date=AUTHOR_DATE,
+        author_name="Other",
+        author_email="other@example.com",
+        files=("src/other.c",),
+        subject_key="something else",
+    )
+    result = score(candidate=candidate, mail_lines=UNRELATED_LINES)
+    assert not result.accepted
+    assert result.method != "author-date"
+
+
+def test_trailer_to_matching_patch_is_certain() -> None:
+    result = score(candidate=make_candidate(sources=frozenset({"trailer"})))
+    assert result.accepted
+    assert result.method == "trailer"
+    assert result.total == 1.0
+
+
+def test_trailer_to_cover_letter_is_not_the_posting() -> None:
+    candidate = make_candidate(
+        kind="cover", diff=None, files=(), sources=frozenset({"trailer"})
+    )
+    result = score(candidate=candidate, mail_lines=None)
+    assert not result.accepted
+    assert result.method == "trailer"
+    assert result.reason == "trailer points at a cover message, not the patch"
+
+
+def test_trailer_to_patch_with_other_content_is_scored_normally() -> None:
+    candidate = make_candidate(
+        sources=frozenset({"trailer"}),
+        subject_key="man: add splice",
+        files=("man/io_uring_prep_splice.3",),
+    )
+    result = score(candidate=candidate, mail_lines=UNRELATED_LINES)
+    assert not result.accepted
+    assert "disagrees" in result.reason
+
+
+def test_reworded_subject_same_diff_other_sender_is_accepted_by_files() -> None:
+    candidate = make_candidate(
+        subject_key="add bundle test",
+        author_name="Jane Roe",
+        author_email="jane@example.org",
+        sources=frozenset({"files"}),
+    )
+    result = score(candidate=candidate)
+    assert result.accepted, result.reason
+    assert result.method == "files"
+
+
+def test_no_diff_needs_strong_subject_and_author() -> None:
+    accepted = score(mail_lines=None)
+    assert accepted.accepted
+    assert "no diff to compare" in details(accepted)
+    weak = score(
+        candidate=make_candidate(author_name="X", author_email="x@y.z"), mail_lines=None
+    )
+    assert not weak.accepted
+    assert weak.reason == "no diff to compare, and subject or author too weak"
+
+
+def test_reply_is_never_the_posting() -> None:
+    result = score(candidate=make_candidate(kind="reply", diff=None), mail_lines=None)
+    assert not result.accepted
+    assert result.reason == "a reply message, not a patch"
+
+
+def test_unknown_date_is_neutral() -> None:
+    result = score(candidate=make_candidate(date=None))
+    assert result.accepted
+    assert "posting date unknown" in details(result)
+
+
+def test_author_similarity_levels() -> None:
+    author = Address("Jöhn Doe", "john@example.com")
+    assert author_similarity(author, name="J", email="JOHN@example.com") == (
+        1.0,
+        "author email equal",
+    )
+    assert (
+        author_similarity(author, name="Doe, John", email="jd@work.example")[0] == 0.9
+    )
+    assert (
+        author_similarity(
+            author, name="John Doe via io-uring", email="io-uring@vger.kernel.org"
+        )[0]
+        == 0.9
+    )
+    assert author_similarity(
+        author, name="'Bob' via dev", email="dev@googlegroups.com"
+    ) == (
+        None,
+        "sender rewritten by the list",
+    )
+    assert author_similarity(author, name="Bob", email="bob@example.com")[0] == 0.0
+
+
+def test_normalise_name() -> None:
+    assert normalise_name("Doe, Jöhn") == normalise_name("john  DOE") == "doe john"
+    assert normalise_name("") == ""

@@ -1,0 +1,164 @@
+"""Diff and subject similarity: identical, drifted, edited, unrelated."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from e2g.matcher.similarity import diff_similarity, pair_files, subject_similarity
+
+# Added/removed lines of a real-looking liburing change (test/helpers.c), as
+# diff_lines returns them: whitespace-collapsed, without the +/- marker.
+ADDED = [
+    "int t_create_socket_pair(int fd[2], bool stream)",
+    "{",
+    "int ret;",
+    "int type = stream ? SOCK_STREAM : SOCK_DGRAM;",
+    "int val;",
+    "struct sockaddr_in serv_addr;",
+    "struct sockaddr *paddr;",
+    "socklen_t paddrlen;",
+    "type |= SOCK_CLOEXEC;",
+    "fd[0] = socket(AF_INET, type, 0);",
+    "if (fd[0] < 0)",
+    "return errno;",
+    "fd[1] = socket(AF_INET, type, 0);",
+    "if (fd[1] < 0) {",
+    "ret = errno;",
+    "close(fd[0]);",
+    "return ret;",
+    "}",
+    "val = 1;",
+    "if (setsockopt(fd[0], SOL_SOCKET, SO_REUSEADDR, &val, sizeof(val)))",
+]
+REMOVED = ["int t_create_socket_pair(int fd[2])", "return -1;"]
+UNRELATED_ADDED = [
+    '.TH io_uring_prep_splice 3 "March 13, 2022" "liburing-2.2"',
+    ".SH NAME",
+    "io_uring_prep_splice \\- prepare an splice request",
+    ".SH SYNOPSIS",
+    ".nf",
+    ".B #include <fcntl.h>",
+    ".B #include <liburing.h>",
+    '.BI "void io_uring_prep_splice(struct io_uring_sqe *" sqe ","',
+    ".fi",
+    ".SH DESCRIPTION",
+    "}",
+    "",
+]
+
+
+def lines(
+    path: str, added: list[str], removed: list[str]
+) -> dict[str, tuple[list[str], list[str]]]:
+    return {path: (added, removed)}
+
+
+def test_identical_diff_is_one() -> None:
+    diff = lines("test/helpers.c", ADDED, REMOVED)
+    assert diff_similarity(diff, diff) == 1.0
+
+
+def test_context_drift_is_one() -> None:
+    # The same +/- lines applied elsewhere, in another order of hunks.
+    commit = lines("test/helpers.c", ADDED, REMOVED)
+    mail = lines("test/helpers.c", ADDED[10:] + ADDED[:10], list(reversed(REMOVED)))
+    assert diff_similarity(commit, mail) == 1.0
+
+
+def test_one_line_maintainer_edit_stays_high() -> None:
+    edited = list(ADDED)
+    edited[5] = "struct sockaddr_in6 serv_addr;"
+    score = diff_similarity(
+        lines("test/helpers.c", ADDED, []), lines("test/helpers.c", edited, [])
+    )
+    assert 0.9 < score < 1.0
+
+
+def test_one_line_replaced_outright_still_above_point_eight() -> None:
+    edited = list(ADDED)
+    edited[12] = "/* completely different statement here */"
+    score = diff_similarity(lines("a.c", ADDED, []), lines("a.c", edited, []))
+    assert 0.8 < score < 0.99
+
+
+def test_unrelated_diff_is_low() -> None:
+    commit = lines("test/helpers.c", ADDED, REMOVED)
+    mail = lines("man/io_uring_prep_splice.3", UNRELATED_ADDED, [])
+    assert diff_similarity(commit, mail) < 0.2
+    same_path = lines("test/helpers.c", UNRELATED_ADDED, [])
+    assert diff_similarity(commit, same_path) < 0.2
+
+
+def test_files_pair_by_basename_when_top_dirs_differ() -> None:
+    commit = lines("fs/io_uring.c", ADDED, REMOVED)
+    mail = lines("linux/fs/io_uring.c", ADDED, REMOVED)
+    assert diff_similarity(commit, mail) == 1.0
+
+
+def test_missing_file_costs_its_lines() -> None:
+    commit = {"a.c": (ADDED, []), "b.c": (ADDED[:5], [])}
+    mail = {"a.c": (ADDED, [])}
+    score = diff_similarity(commit, mail)
+    assert 0.8 < score < 1.0
+
+
+def test_added_and_removed_lines_do_not_mix() -> None:
+    commit = lines("a.c", ADDED, [])
+    mail = lines("a.c", [], ADDED)
+    assert diff_similarity(commit, mail) == 0.0
+
+
+def test_line_free_diffs_compare_by_files() -> None:
+    renames = {"new/name.c": ([], [])}
+    assert diff_similarity(renames, renames) == 1.0
+    assert diff_similarity(renames, {"other.c": ([], [])}) == 0.0
+    assert diff_similarity({}, {}) == 0.0
+
+
+def test_pair_files_reports_leftovers() -> None:
+    pairs, commit_only, mail_only = pair_files(
+        ["a/x.c", "b/y.c", "z.c"], ["c/x.c", "z.c", "w.c"]
+    )
+    assert sorted(pairs) == [("a/x.c", "c/x.c"), ("z.c", "z.c")]
+    assert commit_only == ["b/y.c"]
+    assert mail_only == ["w.c"]
+
+
+def test_ambiguous_basenames_do_not_pair() -> None:
+    pairs, _, _ = pair_files(["a/Makefile", "b/Makefile"], ["c/Makefile"])
+    assert pairs == []
+
+
+def test_subject_similarity() -> None:
+    assert subject_similarity("io_uring: fix x", "io_uring: fix x") == 1.0
+    assert subject_similarity("fix x in y", "y: fix x in") > 0.7
+    assert (
+        subject_similarity(
+            "man: add io_uring_prep_splice", "test: rewrite socket helper"
+        )
+        < 0.5
+    )
+    assert subject_similarity("", "anything") == 0.0
+
+
+_line = st.text(alphabet="abc{}; ()=+-", max_size=12)
+_side = st.lists(_line, max_size=8)
+_diff = st.dictionaries(
+    st.sampled_from(["a.c", "b/a.c", "x/y.h", "z"]), st.tuples(_side, _side), max_size=3
+)
+
+
+@given(_diff, _diff)
+def test_similarity_bounded_and_nearly_symmetric(one, other) -> None:
+    forward = diff_similarity(one, other)
+    backward = diff_similarity(other, one)
+    assert 0.0 <= forward <= 1.0
+    assert abs(forward - backward) < 0.2
+
+
+@given(_diff)
+def test_self_similarity_is_one_when_there_are_lines(diff) -> None:
+    has_lines = any(added or removed for added, removed in diff.values())
+    expected = 1.0 if (has_lines or diff) else 0.0
+    assert diff_similarity(diff, diff) == expected
