@@ -25,7 +25,9 @@ MIN_ALNUM = 3
 TRIVIAL_WEIGHT = 0.1
 # Leftover lines paired fuzzily per file and side: bounds the cost of a huge diff.
 MAX_FUZZY_LINES = 64
-# Below this rapidfuzz ratio two lines are different lines, not one line edited.
+# Below this rapidfuzz ratio two lines are different lines, not one line edited;
+# above it the credit rises linearly from 0 to 1 (an 87% alike line is a changed
+# line, so it earns about half, not 87%, of a line's weight).
 MIN_LINE_RATIO = 75.0
 
 
@@ -41,12 +43,11 @@ def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float
     shared = 0.0
     total = 0.0
     for commit_path, mail_path in pairs:
-        for side in (0, 1):
-            overlap, weight = _side_overlap(
-                commit_lines[commit_path][side], mail_lines[mail_path][side]
-            )
-            shared += overlap
-            total += weight
+        overlap, weight = _file_overlap(
+            commit_lines[commit_path], mail_lines[mail_path]
+        )
+        shared += overlap
+        total += weight
     for lines, paths in ((commit_lines, lone_commit), (mail_lines, lone_mail)):
         for path in paths:
             total += sum(_weight(line) for side in lines[path] for line in side)
@@ -115,21 +116,46 @@ def _weight(line: str) -> float:
     return 1.0 if is_informative(line) else TRIVIAL_WEIGHT
 
 
-def _side_overlap(ours: Sequence[str], theirs: Sequence[str]) -> tuple[float, float]:
-    """(weighted shared lines, weighted lines of both sides) for one file side."""
-    ours_count = Counter(ours)
-    theirs_count = Counter(theirs)
+def _file_overlap(
+    ours: tuple[Sequence[str], Sequence[str]],
+    theirs: tuple[Sequence[str], Sequence[str]],
+) -> tuple[float, float]:
+    """(weighted shared lines, weighted lines of both diffs) for one pair of files.
+
+    Added lines compare with added lines, removed with removed. A leftover line that
+    the other diff has exactly on the opposite side is a reversal (a revert), not an
+    edit, so it gets no fuzzy credit.
+    """
     shared = 0.0
-    for line, count in ours_count.items():
-        common = min(count, theirs_count.get(line, 0))
-        if common:
-            shared += common * _weight(line)
-    total = sum(_weight(line) for line in ours) + sum(_weight(line) for line in theirs)
-    ours_left = list((ours_count - theirs_count).elements())
-    theirs_left = list((theirs_count - ours_count).elements())
-    if ours_left and theirs_left:
-        shared += _fuzzy_overlap(ours_left, theirs_left)
+    total = 0.0
+    for side in (0, 1):
+        ours_count = Counter(ours[side])
+        theirs_count = Counter(theirs[side])
+        for line, count in ours_count.items():
+            common = min(count, theirs_count.get(line, 0))
+            if common:
+                shared += common * _weight(line)
+        total += sum(_weight(line) * count for line, count in ours_count.items())
+        total += sum(_weight(line) * count for line, count in theirs_count.items())
+        their_opposite = set(theirs[1 - side])
+        our_opposite = set(ours[1 - side])
+        ours_left = [
+            line
+            for line in (ours_count - theirs_count).elements()
+            if line not in their_opposite
+        ]
+        theirs_left = [
+            line
+            for line in (theirs_count - ours_count).elements()
+            if line not in our_opposite
+        ]
+        if ours_left and theirs_left:
+            shared += _fuzzy_overlap(ours_left, theirs_left)
     return shared, total
+
+
+def _edit_credit(ratio: float) -> float:
+    return max(0.0, (ratio - MIN_LINE_RATIO) / (100.0 - MIN_LINE_RATIO))
 
 
 def _fuzzy_overlap(ours: list[str], theirs: list[str]) -> float:
@@ -160,5 +186,5 @@ def _fuzzy_overlap(ours: list[str], theirs: list[str]) -> float:
         used_rows.add(row)
         used_columns.add(column)
         pair_weight = (_weight(ours[row]) + _weight(theirs[column])) / 2.0
-        credit += score / 100.0 * pair_weight
+        credit += _edit_credit(score) * pair_weight
     return credit

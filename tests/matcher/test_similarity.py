@@ -162,3 +162,25 @@ def test_self_similarity_is_one_when_there_are_lines(diff) -> None:
     has_lines = any(added or removed for added, removed in diff.values())
     expected = 1.0 if (has_lines or diff) else 0.0
     assert diff_similarity(diff, diff) == expected
+
+
+def test_a_revert_is_not_an_edit_of_the_patch() -> None:
+    # liburing 15cc446cb8 reverts a one-line fix: the lines swap sides, and the fuzzy
+    # pairing must not take "x;" -> "x = { };" for a light edit.
+    patch = lines(
+        "test/232c93d07b74.c",
+        ["char buff[RECV_BUFF_SIZE] = { };"],
+        ["char buff[RECV_BUFF_SIZE];"],
+    )
+    revert = lines(
+        "test/232c93d07b74.c",
+        ["char buff[RECV_BUFF_SIZE];"],
+        ["char buff[RECV_BUFF_SIZE] = { };"],
+    )
+    assert diff_similarity(revert, patch) == 0.0
+
+
+def test_lightly_edited_line_earns_partial_credit() -> None:
+    ours = lines("a.c", ["ret = io_uring_submit(ring);"], [])
+    theirs = lines("a.c", ["ret = io_uring_submit(&ring);"], [])
+    assert 0.5 < diff_similarity(ours, theirs) < 1.0
