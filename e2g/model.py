@@ -79,7 +79,9 @@ class SubjectInfo:
 
     raw: str
     title: str  # subject without Re:/Fwd: and leading [...] groups
-    key: str  # title whitespace-collapsed and case-folded: compare commit summaries here
+    key: (
+        str  # title whitespace-collapsed and case-folded: compare commit summaries here
+    )
     version: int = 1
     part: int | None = None
     total: int | None = None
@@ -224,13 +226,17 @@ class Posting:
     version: int
     kind: str  # "patch", "cover", ...
     applied: bool  # the version that was applied
-    method: str  # how it was found: "trailer", "patch-id", ..., "series" (cover), "version"
+    method: (
+        str  # how it was found: "trailer", "patch-id", ..., "series" (cover), "version"
+    )
     score: float
     url: str
     thread_root: str
     replies: int = 0
     participants: tuple[str, ...] = ()
-    reviewers: tuple[str, ...] = ()  # "Reviewed-by: Name <addr>" trailers given in replies
+    reviewers: tuple[
+        str, ...
+    ] = ()  # "Reviewed-by: Name <addr>" trailers given in replies
     evidence: tuple[Evidence, ...] = ()
 
 

@@ -1,11 +1,39 @@
 """The Python API that the CLI and the web layer call.
 
 Each function takes resolved Settings and plain values, does one job, and returns
-model or result objects; nothing here prints or exits. Split by job:
-`core` (ingest, reindex, search, counts), `threads` (messages and discussions),
-`link` (commits, matching, stats).
+model or result objects; nothing here prints or exits. Split by job: `core` (ingest,
+reindex, search, counts), `threads` (messages and discussions), `link` (commits and
+matching), `stats` (coverage). Names load lazily so that `e2g search` does not pay for
+GitPython and the matcher at start-up.
 """
 
-from e2g.api.core import counts, ingest, now, open_store, reindex, search
+from __future__ import annotations
 
-__all__ = ["counts", "ingest", "now", "open_store", "reindex", "search"]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "counts": "core",
+    "ingest": "core",
+    "now": "core",
+    "open_store": "core",
+    "reindex": "core",
+    "search": "core",
+    "MatchSummary": "link",
+    "link": "link",
+    "link_json": "link",
+    "match": "link",
+    "StatsResult": "stats",
+    "StatsRow": "stats",
+    "render_svg": "stats",
+    "stats": "stats",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'e2g.api' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"e2g.api.{module}"), name)

@@ -32,7 +32,10 @@ def ingest(
     stdin: BinaryIO | None = None,
 ) -> IngestReport:
     options = IngestOptions(
-        now=now(), list_name=list_name, index_bodies=settings.index_bodies, workers=workers
+        now=now(),
+        list_name=list_name,
+        index_bodies=settings.index_bodies,
+        workers=workers,
     )
     return pipeline.ingest(
         paths,
@@ -44,7 +47,9 @@ def ingest(
     )
 
 
-def reindex(settings: Settings, *, progress: Callable[[int], None] | None = None) -> int:
+def reindex(
+    settings: Settings, *, progress: Callable[[int], None] | None = None
+) -> int:
     open_store(settings).close()
     return pipeline.reindex(
         store_path=settings.store_path,

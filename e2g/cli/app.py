@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
-import click
 import typer
 
 from e2g import __version__
 from e2g.cli.context import state
-from e2g.errors import E2gError
+from e2g.errors import E2gError, Interrupted
 
 app = typer.Typer(
     name="e2g",
@@ -27,8 +28,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
 
 
 def _version(value: bool) -> None:
@@ -41,19 +40,49 @@ def _version(value: bool) -> None:
 def global_options(
     data_dir: Annotated[
         Path | None,
-        typer.Option("--data-dir", help="Store location (default: $E2G_DATA_DIR, else $XDG_DATA_HOME/e2g).", show_default=False),
+        typer.Option(
+            "--data-dir",
+            help="Store location (default: $E2G_DATA_DIR, else $XDG_DATA_HOME/e2g).",
+            show_default=False,
+        ),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors and results.")] = False,
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging on stderr (-vv for debug).")] = 0,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="Print nothing but errors and results."),
+    ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="More logging on stderr (-vv for debug).",
+        ),
+    ] = 0,
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Show the version and exit.",
+        ),
     ] = False,
 ) -> None:
     state.data_dir = data_dir
     state.quiet = quiet
     state.verbose = verbose
-    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
-    logging.basicConfig(level=level, format="e2g: %(levelname)s: %(message)s", stream=sys.stderr, force=True)
+    level = (
+        logging.ERROR
+        if quiet
+        else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    )
+    logging.basicConfig(
+        level=level,
+        format="e2g: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
     if verbose == 0 and not quiet:
         # Per-message parse warnings are counted in the summary; show them with -v.
         logging.getLogger("e2g.ingest").setLevel(logging.ERROR)
@@ -77,20 +106,18 @@ def _register() -> None:
 _register()
 
 
+def _interrupt(number: int, frame: FrameType | None) -> None:
+    # Not KeyboardInterrupt: click would turn that into "Aborted!" and exit 1.
+    raise Interrupted(
+        "interrupted; everything committed before is kept: run the same command to resume"
+    )
+
+
 def main() -> None:
     """Console entry point: run the app, map E2gError and Ctrl-C to one line and an exit code."""
-    command = typer.main.get_command(app)
+    signal.signal(signal.SIGINT, _interrupt)
     try:
-        result = command.main(args=sys.argv[1:], prog_name="e2g", standalone_mode=False)
-        sys.exit(result if isinstance(result, int) else 0)
-    except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
-    except click.ClickException as err:
-        err.show()
-        sys.exit(err.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        sys.stderr.write("e2g: interrupted\n")
-        sys.exit(130)
+        app()
     except E2gError as err:
         if os.environ.get("E2G_DEBUG"):
             raise

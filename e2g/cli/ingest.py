@@ -25,17 +25,45 @@ def _summary(report: IngestReport) -> str:
     if report.deleted:
         text += f" ({n(report.deleted)} deleted)"
     if report.malformed_reasons:
-        reasons = ", ".join(f"{reason}: {count}" for reason, count in report.malformed_reasons.most_common(5))
+        reasons = ", ".join(
+            f"{reason}: {count}"
+            for reason, count in report.malformed_reasons.most_common(5)
+        )
         text += f"\nmalformed: {reasons}"
     return text
 
 
 def ingest(
-    paths: Annotated[list[str], typer.Argument(help="mbox/mboxrd files (.gz .xz .bz2 .zst), Maildirs, directories, public-inbox repos, pipermail .txt.gz months, or - for stdin.", show_default=False)],
-    list_name: Annotated[str | None, typer.Option("--list", help="List name to record, overriding List-Id:.")] = None,
-    index_bodies: Annotated[bool, typer.Option("--index-bodies", help="Also index message bodies for search (slower).")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parse worker processes (0: one per core).", min=0, max=64)] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="mbox/mboxrd files (.gz .xz .bz2 .zst), Maildirs, directories, public-inbox repos, pipermail .txt.gz months, or - for stdin.",
+            show_default=False,
+        ),
+    ],
+    list_name: Annotated[
+        str | None,
+        typer.Option("--list", help="List name to record, overriding List-Id:."),
+    ] = None,
+    index_bodies: Annotated[
+        bool,
+        typer.Option(
+            "--index-bodies", help="Also index message bodies for search (slower)."
+        ),
+    ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Parse worker processes (0: one per core).",
+            min=0,
+            max=64,
+        ),
+    ] = 0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+    ] = False,
 ) -> None:
     """Read mailing-list archives into the store (idempotent, incremental, resumable)."""
     settings = state.settings(index_bodies=index_bodies or None)
@@ -49,7 +77,14 @@ def ingest(
                 status=f"{output.number(event.messages)} msgs  {event.bytes / 1e6:,.1f} MB  {rate:,.0f} msg/s"
             )
 
-        report = api.ingest(settings, paths, list_name=list_name, workers=jobs, progress=progress, stdin=sys.stdin.buffer)
+        report = api.ingest(
+            settings,
+            paths,
+            list_name=list_name,
+            workers=jobs,
+            progress=progress,
+            stdin=sys.stdin.buffer,
+        )
     if as_json:
         output.json_line(report.as_dict())
     elif not quiet:
@@ -64,7 +99,10 @@ def reindex() -> None:
     """Rebuild the full-text index from the store alone."""
     settings = state.settings()
     with output.ProgressBar("reindex", enabled=not state.quiet) as bar:
-        count = api.reindex(settings, progress=lambda done: bar.update(status=f"{output.number(done)} docs"))
+        count = api.reindex(
+            settings,
+            progress=lambda done: bar.update(status=f"{output.number(done)} docs"),
+        )
     if not state.quiet:
         output.err(f"{output.number(count)} messages indexed")
 

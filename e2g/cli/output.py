@@ -38,7 +38,9 @@ def _default(value: object) -> object:
 
 
 def json_line(data: Mapping[str, Any], stream: TextIO | None = None) -> None:
-    (stream or sys.stdout).write(json.dumps(data, ensure_ascii=False, default=_default) + "\n")
+    (stream or sys.stdout).write(
+        json.dumps(data, ensure_ascii=False, default=_default) + "\n"
+    )
 
 
 def number(value: int) -> str:
@@ -66,14 +68,19 @@ def table(rows: Iterable[Iterable[str]], *, widths: list[int] | None = None) -> 
         widths = [max(len(row[i]) for row in materialised) for i in range(columns - 1)]
     rest = max(20, terminal_width() - sum(widths) - 2 * (columns - 1))
     for row in materialised:
-        cells = [cell.ljust(width)[:width] for cell, width in zip(row[:-1], widths, strict=False)]
+        cells = [
+            cell.ljust(width)[:width]
+            for cell, width in zip(row[:-1], widths, strict=False)
+        ]
         out("  ".join([*cells, truncate(row[-1], rest)]).rstrip())
 
 
 class ProgressBar:
     """A throttled rich progress line on stderr; a no-op when stderr is not a terminal."""
 
-    def __init__(self, description: str, *, enabled: bool, total: float | None = None) -> None:
+    def __init__(
+        self, description: str, *, enabled: bool, total: float | None = None
+    ) -> None:
         self._enabled = enabled and sys.stderr.isatty()
         self._last = 0.0
         self._progress: Progress | None = None
@@ -93,10 +100,14 @@ class ProgressBar:
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task(self._description, total=self._total, status="")
+            self._task = self._progress.add_task(
+                self._description, total=self._total, status=""
+            )
         return self
 
-    def update(self, *, completed: float | None = None, status: str = "", force: bool = False) -> None:
+    def update(
+        self, *, completed: float | None = None, status: str = "", force: bool = False
+    ) -> None:
         if self._progress is None or self._task is None:
             return
         moment = time.monotonic()

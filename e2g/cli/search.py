@@ -24,7 +24,9 @@ def hit_json(hit: SearchHit, settings: Settings) -> dict[str, object]:
     return {
         "message_id": hit.message_id,
         "subject": hit.subject,
-        "author": f"{hit.author_name} <{hit.author_email}>" if hit.author_name else hit.author_email,
+        "author": f"{hit.author_name} <{hit.author_email}>"
+        if hit.author_name
+        else hit.author_email,
         "author_name": hit.author_name,
         "author_email": hit.author_email,
         "date": hit.date.isoformat() if hit.date else None,
@@ -43,7 +45,12 @@ def _row(hit: SearchHit) -> list[str]:
     date = hit.date.strftime("%Y-%m-%d") if hit.date else "????-??-??"
     first_list = (hit.lists[0] if hit.lists else "-").split(".")[0]
     author = hit.author_name or hit.author_email
-    return [date, output.truncate(first_list, 14), output.truncate(author, 22), f"{hit.subject}  <{hit.message_id}>"]
+    return [
+        date,
+        output.truncate(first_list, 14),
+        output.truncate(author, 22),
+        f"{hit.subject}  <{hit.message_id}>",
+    ]
 
 
 def _grouped(hits: list[SearchHit]) -> list[list[SearchHit]]:
@@ -54,16 +61,34 @@ def _grouped(hits: list[SearchHit]) -> list[list[SearchHit]]:
 
 
 def search(
-    query: Annotated[list[str], typer.Argument(help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: v: ; -term negates.', show_default=False)],
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000, help="Hits to show.")] = 20,
-    offset: Annotated[int, typer.Option("--offset", min=0, max=1_000_000, help="Skip this many hits.")] = 0,
-    sort: Annotated[Sort, typer.Option("--sort", help="Newest first, or best match first.")] = Sort.date,
-    thread: Annotated[bool, typer.Option("--thread", help="Group hits by thread.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit on stdout.")] = False,
+    query: Annotated[
+        list[str],
+        typer.Argument(
+            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: v: ; -term negates.',
+            show_default=False,
+        ),
+    ],
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, max=10_000, help="Hits to show.")
+    ] = 20,
+    offset: Annotated[
+        int, typer.Option("--offset", min=0, max=1_000_000, help="Skip this many hits.")
+    ] = 0,
+    sort: Annotated[
+        Sort, typer.Option("--sort", help="Newest first, or best match first.")
+    ] = Sort.date,
+    thread: Annotated[
+        bool, typer.Option("--thread", help="Group hits by thread.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per hit on stdout.")
+    ] = False,
 ) -> None:
     """Search every list in the store; newest first."""
     settings = state.settings()
-    hits, total = api.search(settings, " ".join(query), limit=limit, offset=offset, sort=str(sort))
+    hits, total = api.search(
+        settings, " ".join(query), limit=limit, offset=offset, sort=str(sort)
+    )
     if as_json:
         for hit in hits:
             output.json_line(hit_json(hit, settings))
@@ -71,11 +96,16 @@ def search(
     if thread:
         for group in _grouped(hits):
             output.table([_row(group[0])], widths=[10, 14, 22])
-            output.table((["", "", "", "  " + row[3]] for row in map(_row, group[1:])), widths=[10, 14, 22])
+            output.table(
+                (["", "", "", "  " + row[3]] for row in map(_row, group[1:])),
+                widths=[10, 14, 22],
+            )
     else:
         output.table((_row(hit) for hit in hits), widths=[10, 14, 22])
     if not state.quiet and total > len(hits) + offset:
-        output.err(f"{output.number(total)} hits; showing {offset + 1}-{offset + len(hits)} (--limit/--offset for more)")
+        output.err(
+            f"{output.number(total)} hits; showing {offset + 1}-{offset + len(hits)} (--limit/--offset for more)"
+        )
 
 
 def register(app: typer.Typer) -> None:

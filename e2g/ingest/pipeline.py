@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import multiprocessing
+import signal
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,6 +25,7 @@ from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
 from typing import BinaryIO
 
+from e2g.errors import Interrupted
 from e2g.index.fulltext import Fulltext, FulltextWriter, IndexDoc, rebuild
 from e2g.index.store import Store, StoredMessage
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
@@ -34,7 +36,9 @@ from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
 log = logging.getLogger(__name__)
 
 CHUNK = 500  # messages per parse task and per store transaction
-INDEX_COMMIT_EVERY = 20_000  # documents between full-text commits (Whoosh commits are slow)
+INDEX_COMMIT_EVERY = (
+    20_000  # documents between full-text commits (Whoosh commits are slow)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +98,18 @@ class _Chunk:
 def _parse_one(raw: RawMessage, now: datetime) -> Message | Malformed:
     try:
         return parse_message(raw, now=now)
+    except Interrupted:
+        raise
     except Exception as err:  # the per-message boundary: count, log, go on
-        log.warning("cannot parse message at %s:%s: %r", raw.origin.source, raw.origin.position, err)
-        return Malformed("parser error", raw.origin, detail=f"{type(err).__name__}: {err}"[:500])
+        log.warning(
+            "cannot parse message at %s:%s: %r",
+            raw.origin.source,
+            raw.origin.position,
+            err,
+        )
+        return Malformed(
+            "parser error", raw.origin, detail=f"{type(err).__name__}: {err}"[:500]
+        )
 
 
 def parse_chunk(raws: Sequence[RawMessage], now: datetime) -> list[Message | Malformed]:
@@ -104,7 +117,9 @@ def parse_chunk(raws: Sequence[RawMessage], now: datetime) -> list[Message | Mal
     return [_parse_one(raw, now) for raw in raws]
 
 
-def _chunks(messages: Iterator[tuple[RawMessage, str | None]], size: int) -> Iterator[_Chunk]:
+def _chunks(
+    messages: Iterator[tuple[RawMessage, str | None]], size: int
+) -> Iterator[_Chunk]:
     raws: list[RawMessage] = []
     token: str | None = None
     for raw, token in messages:
@@ -116,7 +131,9 @@ def _chunks(messages: Iterator[tuple[RawMessage, str | None]], size: int) -> Ite
         yield _Chunk(raws, token)
 
 
-def _fill_dates(parsed: list[Message | Malformed], last: datetime | None) -> datetime | None:
+def _fill_dates(
+    parsed: list[Message | Malformed], last: datetime | None
+) -> datetime | None:
     """Give dateless messages the date of their neighbours in archive order.
 
     Forward from the last dated message (carried across chunks), else backward from the
@@ -138,13 +155,17 @@ def _fill_dates(parsed: list[Message | Malformed], last: datetime | None) -> dat
     return last
 
 
-def _with_neighbour_date(item: Message | Malformed, when: datetime) -> Message | Malformed:
+def _with_neighbour_date(
+    item: Message | Malformed, when: datetime
+) -> Message | Malformed:
     if isinstance(item, Message):
         return dataclasses.replace(item, date=when, date_source=DateSource.NEIGHBOURS)
     return item
 
 
-def _list_name(message: Message, raw: RawMessage, source: Source, options: IngestOptions) -> str:
+def _list_name(
+    message: Message, raw: RawMessage, source: Source, options: IngestOptions
+) -> str:
     if options.list_name:
         return options.list_name
     if message.list_id:
@@ -250,6 +271,11 @@ class _Indexer:
             self._pending = 0
 
 
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the run, not the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class _ParsePool:
     """At most `depth` chunks in flight: the reader never runs ahead of the writer."""
 
@@ -257,17 +283,23 @@ class _ParsePool:
         self._now = now
         self._pool: Pool | None = None
         if workers > 1:
-            self._pool = multiprocessing.get_context("fork").Pool(workers)
+            self._pool = multiprocessing.get_context("fork").Pool(
+                workers, initializer=_ignore_interrupts
+            )
         self._depth = max(2, workers * 2)
 
-    def map(self, chunks: Iterable[_Chunk]) -> Iterator[tuple[_Chunk, list[Message | Malformed]]]:
+    def map(
+        self, chunks: Iterable[_Chunk]
+    ) -> Iterator[tuple[_Chunk, list[Message | Malformed]]]:
         if self._pool is None:
             for chunk in chunks:
                 yield chunk, parse_chunk(chunk.raws, self._now)
             return
         queue: deque[tuple[_Chunk, AsyncResult[list[Message | Malformed]]]] = deque()
         for chunk in chunks:
-            queue.append((chunk, self._pool.apply_async(parse_chunk, (chunk.raws, self._now))))
+            queue.append(
+                (chunk, self._pool.apply_async(parse_chunk, (chunk.raws, self._now)))
+            )
             if len(queue) >= self._depth:
                 done, result = queue.popleft()
                 yield done, result.get()
@@ -301,7 +333,9 @@ class _Run:
     started: float
     last_date: datetime | None = None
 
-    def write(self, source: Source, chunk: _Chunk, parsed: list[Message | Malformed]) -> None:
+    def write(
+        self, source: Source, chunk: _Chunk, parsed: list[Message | Malformed]
+    ) -> None:
         self.last_date = _fill_dates(parsed, self.last_date)
         items: list[BatchItem] = []
         malformed: list[Malformed] = []
@@ -316,7 +350,11 @@ class _Run:
             deleted = raw.origin.position.startswith("d:")
             if not deleted:
                 _count(self.report, item)
-            items.append(BatchItem(item, raw, _list_name(item, raw, source, self.options), deleted))
+            items.append(
+                BatchItem(
+                    item, raw, _list_name(item, raw, source, self.options), deleted
+                )
+            )
         result = self.writer.write_batch(
             items, malformed, source=source.key, token=chunk.token, now=self.options.now
         )
@@ -324,7 +362,12 @@ class _Run:
         self.indexer.add(result.new + result.touched, result.deleted)
         if self.progress is not None:
             self.progress(
-                Progress(source.key, self.report.messages, self.report.bytes, time.monotonic() - self.started)
+                Progress(
+                    source.key,
+                    self.report.messages,
+                    self.report.bytes,
+                    time.monotonic() - self.started,
+                )
             )
 
     def _account(self, result: BatchResult) -> None:
@@ -360,12 +403,14 @@ def ingest(
         try:
             indexer.catch_up()
             for source in sources:
-                messages = read_source(source, checkpoint=writer.checkpoint(source.key), stdin=stdin)
+                messages = read_source(
+                    source, checkpoint=writer.checkpoint(source.key), stdin=stdin
+                )
                 for chunk, parsed in pool.map(_chunks(messages, options.chunk)):
                     run.write(source, chunk, parsed)
             indexer.commit()
             pool.close()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             pool.close(abort=True)
             indexer.commit()  # what the store committed may be indexed; never more
             report.interrupted = True

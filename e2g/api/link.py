@@ -1,0 +1,241 @@
+"""Commits to postings: `link` (one commit), `match` (a range, stored), and the JSON shape.
+
+The one place that brings git (ingest.gitrepo), the diff tools (ingest.patch,
+ingest.trailers) and the matcher together: the matcher never runs git and never parses
+diffs itself, it gets a MatchRequest.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from e2g.api.core import open_store
+from e2g.config import Settings
+from e2g.errors import EmptyStore, UsageError
+from e2g.index.link_writer import LinkWriter
+from e2g.ingest.gitrepo import Repo
+from e2g.ingest.patch import diff_lines
+from e2g.ingest.trailers import linked_message_ids
+from e2g.matcher.candidates import MatchRequest
+from e2g.matcher.cascade import Matcher
+from e2g.model import Commit, LinkResult
+
+BATCH = 200
+
+
+def request_for(commit: Commit, *, ignore_trailers: bool) -> MatchRequest:
+    linked = () if ignore_trailers else tuple(linked_message_ids(commit.trailers))
+    return MatchRequest(
+        commit=commit, commit_lines=diff_lines(commit.patch.diff), linked_ids=linked
+    )
+
+
+def _matcher(settings: Settings) -> Matcher:
+    store = open_store(settings)
+    if store.max_seq() == 0:
+        store.close()
+        raise EmptyStore(
+            f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
+        )
+    return Matcher(store, lines_of=diff_lines, url_for=settings.url_for)
+
+
+def link(
+    settings: Settings, rev: str, *, repo: Path, ignore_trailers: bool = False
+) -> LinkResult:
+    """Every posting of the commit `rev`, or an explicit no match."""
+    repository = Repo.open(repo)
+    sha = repository.resolve(rev)
+    commit = next(iter(repository.commits([sha])), None)
+    if commit is None:
+        raise UsageError(
+            f"{rev} is a merge commit; e2g links the commits it merged: e2g match {rev}^1..{rev}"
+        )
+    matcher = _matcher(settings)
+    try:
+        return matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
+    finally:
+        matcher.store.close()
+
+
+def link_json(result: LinkResult) -> dict[str, object]:
+    """The stable JSON object of `e2g link --json` and `/api/v1/commits/{rev}`."""
+    commit = result.commit
+    return {
+        "commit": commit.sha,
+        "subject": commit.subject,
+        "author": f"{commit.author.name} <{commit.author.email}>",
+        "author_date": commit.author_date.isoformat(),
+        "commit_date": commit.commit_date.isoformat(),
+        "files": list(commit.files),
+        "status": result.status,
+        "postings": [
+            {
+                "message_id": posting.message_id,
+                "list": posting.lists[0] if posting.lists else None,
+                "lists": list(posting.lists),
+                "subject": posting.subject,
+                "date": posting.date.isoformat() if posting.date else None,
+                "author": f"{posting.author.name} <{posting.author.email}>",
+                "version": posting.version,
+                "kind": posting.kind,
+                "applied": posting.applied,
+                "method": posting.method,
+                "score": posting.score,
+                "url": posting.url,
+                "thread_root": posting.thread_root,
+                "replies": posting.replies,
+                "participants": list(posting.participants),
+                "reviewers": list(posting.reviewers),
+                "evidence": [evidence.detail for evidence in posting.evidence],
+            }
+            for posting in result.postings
+        ],
+        "rejected": [
+            {
+                "message_id": r.message_id,
+                "subject": r.subject,
+                "score": r.score,
+                "reason": r.reason,
+            }
+            for r in result.rejected
+        ],
+    }
+
+
+@dataclass(slots=True)
+class MatchSummary:
+    commits: int = 0
+    matched: int = 0
+    no_match: int = 0
+    skipped: int = 0  # already matched on an earlier run
+    merges: int = 0
+    elapsed: float = 0.0
+    by_method: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def rate(self) -> float:
+        return self.commits / self.elapsed if self.elapsed > 0 else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "commits": self.commits,
+            "matched": self.matched,
+            "no_match": self.no_match,
+            "skipped": self.skipped,
+            "merges": self.merges,
+            "elapsed": round(self.elapsed, 3),
+            "commits_per_second": round(self.rate, 1),
+            "by_method": dict(self.by_method),
+        }
+
+
+# -- batch matching in worker processes ---------------------------------------------
+
+_WORKER: tuple[Matcher, bool] | None = None
+
+
+def _worker_start(settings: Settings, ignore_trailers: bool) -> None:
+    global _WORKER
+    _WORKER = (_matcher(settings), ignore_trailers)
+
+
+def _worker_match(commits: list[Commit]) -> list[LinkResult]:
+    assert _WORKER is not None
+    matcher, ignore_trailers = _WORKER
+    return [
+        matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
+        for commit in commits
+    ]
+
+
+def _batches(commits: Iterable[Commit], size: int) -> Iterator[list[Commit]]:
+    batch: list[Commit] = []
+    for commit in commits:
+        batch.append(commit)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _results(
+    settings: Settings, commits: Iterable[Commit], *, jobs: int, ignore_trailers: bool
+) -> Iterator[LinkResult]:
+    if jobs <= 1:
+        _worker_start(settings, ignore_trailers)
+        for batch in _batches(commits, BATCH):
+            yield from _worker_match(batch)
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(
+        jobs, initializer=_worker_start, initargs=(settings, ignore_trailers)
+    ) as pool:
+        for results in pool.imap(_worker_match, _batches(commits, 20)):
+            yield from results
+
+
+def repo_key(repository: Repo) -> str:
+    return str(repository.root.resolve())
+
+
+def match(
+    settings: Settings,
+    revs: Sequence[str],
+    *,
+    repo: Path,
+    all_refs: bool = False,
+    ignore_trailers: bool = False,
+    jobs: int = 0,
+    on_result: Callable[[LinkResult, MatchSummary], None] | None = None,
+) -> MatchSummary:
+    """Match every non-merge commit `git rev-list` gives for `revs`; store the links."""
+    started = time.monotonic()
+    repository = Repo.open(repo)
+    shas = repository.rev_list(revs, all_refs=all_refs)
+    summary = MatchSummary(merges=repository.count_merges(revs, all_refs=all_refs))
+    with open_store(settings) as store:
+        max_seq = store.max_seq()
+    if max_seq == 0:
+        raise EmptyStore(
+            f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
+        )
+    jobs = jobs if jobs > 0 else min(2, multiprocessing.cpu_count())
+    with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
+        done = writer.done(max_seq=max_seq)
+        todo = [sha for sha in shas if sha not in done]
+        summary.skipped = len(shas) - len(todo)
+        pending: list[LinkResult] = []
+        for result in _results(
+            settings,
+            repository.commits(todo),
+            jobs=jobs,
+            ignore_trailers=ignore_trailers,
+        ):
+            _count(summary, result)
+            pending.append(result)
+            if len(pending) >= BATCH:
+                writer.write(pending, max_seq=max_seq)
+                pending = []
+            if on_result is not None:
+                summary.elapsed = time.monotonic() - started
+                on_result(result, summary)
+        writer.write(pending, max_seq=max_seq)
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def _count(summary: MatchSummary, result: LinkResult) -> None:
+    summary.commits += 1
+    applied = next((posting for posting in result.postings if posting.applied), None)
+    if applied is None:
+        summary.no_match += 1
+        return
+    summary.matched += 1
+    summary.by_method[applied.method] += 1

@@ -1,0 +1,384 @@
+"""Messages and discussions as the web and the CLI show them.
+
+`message_view`, `thread_view` and `raw_message` read one store (read-only, safe beside a
+running ingest) and return values ready to render: a thread is a flat list of nodes in
+display order, each with its depth, the stored message, its body split into quoted and
+unquoted blocks, its trailers, and its diff. The tree is built iteratively, bounded in
+size, and survives what real archives hold: parents that were never archived (ghosts),
+reply loops, and a thread root that is itself missing.
+
+`discussed_threads` and `recent_commits` feed the front page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from e2g.config import Settings
+from e2g.index.store import Store, StoredMessage, from_epoch
+from e2g.model import MAX_MESSAGE_ID
+
+from .core import open_store
+
+MAX_THREAD = 2000  # messages shown in one thread view; the rest is counted, not read
+PAGE_BUDGET = 4 * 1024 * 1024  # characters of bodies and diffs per thread view
+MAX_DIFF_SHOWN = 512 * 1024  # characters of one diff shown inline; the raw mail has all
+MAX_BLOCKS = 2000  # body blocks per message; the tail is joined into the last block
+RECENT_WINDOW = 5000  # latest messages scanned for the front page's busy threads
+
+REVIEW_KEYS = frozenset({"reviewed-by", "acked-by", "tested-by", "nacked-by"})
+# A trailer line in a body: "Reviewed-by: Name <addr>", "Fixes: 1234abcd (...)".
+_TRAILER_LINE = re.compile(
+    r"^(?:Reviewed|Acked|Tested|Nacked|Reported|Suggested|Signed-off|Co-developed"
+    r"|Reviewed-and-tested|Requested)-by:\s|^(?:Fixes|Link|Closes|Cc|Message-I[Dd]):\s",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A run of body lines of one kind: "text", "quote" (lines starting with >), "trailer"."""
+
+    kind: str
+    text: str
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadNode:
+    message: StoredMessage
+    depth: int
+    blocks: tuple[Block, ...]
+    trailers: tuple[tuple[str, str], ...]
+    diff: str | None
+    diff_truncated: bool = False
+    shown: bool = True  # False once the page budget is spent: headers only
+    parent_missing: bool = False  # replies to a message that is not in the store
+    loop: bool = False  # its References form a loop: shown at the top level
+    focus: bool = False  # the message the view was asked for
+
+    @property
+    def date_corrected(self) -> bool:
+        return self.message.date_corrected
+
+    @property
+    def reviews(self) -> tuple[tuple[str, str], ...]:
+        return tuple(item for item in self.trailers if item[0].lower() in REVIEW_KEYS)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    node: ThreadNode
+    replies: int  # direct replies in the store
+
+    @property
+    def message(self) -> StoredMessage:
+        return self.node.message
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadView:
+    root: str  # the thread_root key (possibly a ghost's Message-ID)
+    focus: str
+    nodes: tuple[ThreadNode, ...]
+    total: int  # messages in the thread, including those past MAX_THREAD
+    root_missing: bool  # the root message itself was never archived
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class BusyThread:
+    root: StoredMessage
+    messages: int  # among the latest RECENT_WINDOW messages
+
+
+@dataclass(frozen=True, slots=True)
+class RecentCommit:
+    sha: str
+    subject: str
+    author_name: str
+    commit_date: datetime | None
+    status: str
+    method: str | None
+
+
+# --- pure helpers --------------------------------------------------------------------
+
+
+def clean_message_id(text: str) -> str | None:
+    """A Message-ID as the store keys it (no <>, no spaces), or None if it cannot be one."""
+    text = text.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1].strip()
+    if not text or len(text) > MAX_MESSAGE_ID:
+        return None
+    if any(char.isspace() or not char.isprintable() or char in "<>" for char in text):
+        return None
+    return text
+
+
+def _line_kind(line: str) -> str:
+    if line.startswith(">"):
+        return "quote"
+    if _TRAILER_LINE.match(line):
+        return "trailer"
+    return "text"
+
+
+def split_blocks(body: str) -> tuple[Block, ...]:
+    """Runs of quoted, trailer and other lines, in order; blank lines join the run they are in."""
+    runs: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        kind = _line_kind(line)
+        if not line.strip() and runs:
+            kind = runs[-1][0]  # a blank line does not break a quote into two folds
+        if runs and (runs[-1][0] == kind or len(runs) >= MAX_BLOCKS):
+            runs[-1][1].append(line)
+        else:
+            runs.append((kind, [line]))
+    blocks = []
+    for kind, lines in runs:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if lines:
+            blocks.append(Block(kind=kind, text="\n".join(lines), lines=len(lines)))
+    return tuple(blocks)
+
+
+def _walk(
+    start: StoredMessage,
+    children: dict[str, list[StoredMessage]],
+    visited: set[str],
+) -> list[tuple[StoredMessage, int]]:
+    """Depth-first order below `start` with an explicit stack (never recursion on mail)."""
+    order: list[tuple[StoredMessage, int]] = []
+    stack = [(start, 0)]
+    while stack:
+        message, depth = stack.pop()
+        if message.message_id in visited:
+            continue
+        visited.add(message.message_id)
+        order.append((message, depth))
+        for child in reversed(children.get(message.message_id, ())):
+            stack.append((child, depth + 1))
+    return order
+
+
+def order_thread(
+    messages: Sequence[StoredMessage],
+) -> list[tuple[StoredMessage, int, bool, bool]]:
+    """(message, depth, parent_missing, loop) in display order; every message exactly once.
+
+    Messages whose parent is not among `messages` start at depth 0 (ghost parents).
+    Messages caught in a References loop are never reached from a top; each loop is
+    entered at its oldest member, which is shown at depth 0 and flagged.
+    """
+    ordered = sorted(messages, key=lambda m: (m.date is None, m.date or 0, m.seq))
+    known = {message.message_id for message in ordered}
+    children: dict[str, list[StoredMessage]] = {}
+    tops: list[StoredMessage] = []
+    for message in ordered:
+        parent = message.parent_id
+        if parent and parent in known and parent != message.message_id:
+            children.setdefault(parent, []).append(message)
+        else:
+            tops.append(message)
+    visited: set[str] = set()
+    result: list[tuple[StoredMessage, int, bool, bool]] = []
+    for top in tops:
+        ghost = bool(top.parent_id) and top.parent_id not in known
+        self_loop = top.parent_id == top.message_id
+        for message, depth in _walk(top, children, visited):
+            top_level = depth == 0
+            result.append(
+                (message, depth, ghost and top_level, self_loop and top_level)
+            )
+    for message in ordered:  # only loop members are left unvisited
+        if message.message_id not in visited:
+            for found, depth in _walk(message, children, visited):
+                result.append((found, depth, False, depth == 0))
+    return result
+
+
+# --- store reads ---------------------------------------------------------------------
+
+
+def _diff(store: Store, message: StoredMessage, budget: int) -> tuple[str | None, bool]:
+    if not (
+        message.kind == "patch" or message.patch_id or message.added or message.removed
+    ):
+        return None, False  # only patches have a stored diff: skip the query
+    text = store.diff(message.seq)
+    if text is None:
+        return None, False
+    limit = min(MAX_DIFF_SHOWN, max(budget, 0))
+    if len(text) > limit:
+        return text[:limit], True
+    return text, False
+
+
+def _node(
+    store: Store, message: StoredMessage, *, depth: int = 0, budget: int = PAGE_BUDGET
+) -> ThreadNode:
+    diff, cut = _diff(store, message, budget - len(message.body))
+    return ThreadNode(
+        message=message,
+        depth=depth,
+        blocks=split_blocks(message.body),
+        trailers=tuple(store.trailers(message.seq)),
+        diff=diff,
+        diff_truncated=cut,
+    )
+
+
+def _header_node(message: StoredMessage, depth: int) -> ThreadNode:
+    return ThreadNode(
+        message=message, depth=depth, blocks=(), trailers=(), diff=None, shown=False
+    )
+
+
+def message_view(settings: Settings, message_id: str) -> MessageView | None:
+    """One message with its blocks, trailers and diff; None when it is not in the store."""
+    with open_store(settings) as store:
+        message = store.message(message_id)
+        if message is None:
+            return None
+        replies = store.connection.execute(
+            "SELECT COUNT(*) FROM messages WHERE parent_id = ?", (message_id,)
+        ).fetchone()[0]
+        return MessageView(
+            node=_node(store, message, budget=MAX_DIFF_SHOWN), replies=int(replies)
+        )
+
+
+def raw_message(settings: Settings, message_id: str) -> bytes | None:
+    """The message's bytes exactly as the archive held them; None when not stored."""
+    with open_store(settings) as store:
+        message = store.message(message_id)
+        return None if message is None else store.raw(message.seq)
+
+
+def _thread_nodes(
+    store: Store, ordered: Iterable[tuple[StoredMessage, int, bool, bool]], focus: str
+) -> list[ThreadNode]:
+    nodes: list[ThreadNode] = []
+    budget = PAGE_BUDGET
+    for message, depth, ghost, loop in ordered:
+        is_focus = message.message_id == focus
+        if budget > 0 or is_focus:
+            node = _node(
+                store, message, depth=depth, budget=max(budget, MAX_DIFF_SHOWN // 4)
+            )
+            budget -= len(message.body) + len(node.diff or "")
+        else:
+            node = _header_node(message, depth)
+        nodes.append(_flags(node, ghost=ghost, loop=loop, focus=is_focus))
+    return nodes
+
+
+def _flags(node: ThreadNode, *, ghost: bool, loop: bool, focus: bool) -> ThreadNode:
+    return ThreadNode(
+        message=node.message,
+        depth=node.depth,
+        blocks=node.blocks,
+        trailers=node.trailers,
+        diff=node.diff,
+        diff_truncated=node.diff_truncated,
+        shown=node.shown,
+        parent_missing=ghost,
+        loop=loop,
+        focus=focus,
+    )
+
+
+def thread_view(settings: Settings, message_id: str) -> ThreadView | None:
+    """The whole discussion `message_id` belongs to, as an ordered tree (bounded)."""
+    with open_store(settings) as store:
+        message = store.message(message_id)
+        if message is None:
+            return None
+        root = message.thread_root
+        messages = store.thread(root, limit=MAX_THREAD)
+        total = int(
+            store.connection.execute(
+                "SELECT COUNT(*) FROM messages WHERE thread_root = ?", (root,)
+            ).fetchone()[0]
+        )
+        if all(found.message_id != message_id for found in messages):
+            messages.append(message)  # past the bound: still show what was asked for
+        nodes = _thread_nodes(store, order_thread(messages), message_id)
+        root_missing = all(found.message_id != root for found in messages)
+        return ThreadView(
+            root=root,
+            focus=message_id,
+            nodes=tuple(nodes),
+            total=max(total, len(nodes)),
+            root_missing=root_missing,
+        )
+
+
+def discussed_threads(settings: Settings, *, limit: int = 10) -> list[BusyThread]:
+    """The busiest threads among the latest mail (a bounded scan, cheap on any store)."""
+    with open_store(settings) as store:
+        rows = store.connection.execute(
+            "SELECT thread_root, COUNT(*) AS n FROM "
+            "(SELECT thread_root FROM messages ORDER BY seq DESC LIMIT ?) "
+            "GROUP BY thread_root HAVING n > 1 ORDER BY n DESC, thread_root LIMIT ?",
+            (RECENT_WINDOW, limit),
+        ).fetchall()
+        counts = {str(root): int(count) for root, count in rows}
+        roots = {found.message_id: found for found in store.messages(counts)}
+        busy = []
+        for root, count in counts.items():
+            found = roots.get(root) or _first_in_thread(store, root)
+            if found is not None:
+                busy.append(BusyThread(root=found, messages=count))
+        return busy
+
+
+def _first_in_thread(store: Store, root: str) -> StoredMessage | None:
+    """A ghost-rooted thread is shown by its oldest stored message."""
+    found = store.select(
+        "thread_root = ?", (root,), suffix="ORDER BY date, seq LIMIT 1"
+    )
+    return found[0] if found else None
+
+
+def recent_commits(
+    settings: Settings, *, repo: Path, limit: int = 15
+) -> list[RecentCommit]:
+    """Commits of `repo` that `e2g link` already looked at, newest first."""
+    keys = list(dict.fromkeys([str(repo), str(repo.resolve())]))
+    with open_store(settings) as store:
+        rows = store.connection.execute(
+            "SELECT sha, subject, author_name, commit_date, status, method FROM commits "
+            f"WHERE repo IN ({','.join('?' * len(keys))}) ORDER BY commit_date DESC LIMIT ?",
+            (*keys, limit),
+        ).fetchall()
+    return [
+        RecentCommit(
+            sha=str(sha),
+            subject=str(subject),
+            author_name=str(author),
+            commit_date=from_epoch(date),
+            status=str(status),
+            method=method,
+        )
+        for sha, subject, author, date, status, method in rows
+    ]
+
+
+def has_message(settings: Settings, message_id: str) -> bool:
+    """Whether the store holds `message_id` (one indexed lookup)."""
+    with open_store(settings) as store:
+        row = store.connection.execute(
+            "SELECT 1 FROM messages WHERE message_id = ?", (message_id,)
+        ).fetchone()
+        return row is not None

@@ -1,0 +1,247 @@
+"""`e2g link`, `e2g match`, `e2g stats`: where commits were reviewed, one or many, and coverage."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from e2g.cli import output
+from e2g.cli.context import state
+
+if TYPE_CHECKING:
+    from e2g.api.link import MatchSummary
+    from e2g.api.stats import StatsResult
+    from e2g.model import LinkResult, Posting
+
+RepoOption = Annotated[
+    Path,
+    typer.Option(
+        "--repo",
+        "-C",
+        help="The git repository (default: the current directory).",
+        show_default=False,
+    ),
+]
+IgnoreTrailers = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-trailers",
+        help="Match as if commits had no Link:/Message-Id: trailers.",
+    ),
+]
+
+
+class By(StrEnum):
+    dir = "dir"
+    list = "list"
+    year = "year"
+    method = "method"
+
+
+def _posting_lines(posting: Posting) -> list[str]:
+    mark = "*" if posting.applied else " "
+    date = posting.date.strftime("%Y-%m-%d") if posting.date else "????-??-??"
+    lists = ", ".join(posting.lists) or "-"
+    lines = [
+        f"{mark} {date}  v{posting.version}  {posting.kind:<5}  {lists}",
+        f"    {posting.subject}",
+        f"    {posting.author.name} <{posting.author.email}>",
+        f"    <{posting.message_id}>",
+        f"    {posting.url}",
+        f"    {posting.method} {posting.score:.2f}; {posting.replies} replies"
+        + ("; applied version" if posting.applied else ""),
+    ]
+    lines += [f"    {reviewer}" for reviewer in posting.reviewers]
+    return lines
+
+
+def render_link(result: LinkResult) -> None:
+    commit = result.commit
+    output.out(f"commit {commit.sha}")
+    output.out(f"    {commit.subject}")
+    output.out(
+        f"    {commit.author.name} <{commit.author.email}>  {commit.author_date:%Y-%m-%d}"
+    )
+    output.out()
+    if not result.postings:
+        output.out("no match: no posting of this commit's patch was found in the store")
+        for rejected in result.rejected:
+            output.out(
+                f"  rejected {rejected.score:.2f} <{rejected.message_id}> {rejected.subject}"
+            )
+            output.out(f"           {rejected.reason}")
+        return
+    for posting in result.postings:
+        for line in _posting_lines(posting):
+            output.out(line)
+        output.out()
+
+
+def _render_thread(result: LinkResult) -> None:
+    from e2g.api.threads import thread_view
+
+    settings = state.settings()
+    shown: set[str] = set()
+    for posting in result.postings:
+        if posting.thread_root in shown:
+            continue
+        shown.add(posting.thread_root)
+        view = thread_view(settings, posting.message_id)
+        if view is None:
+            continue
+        output.out(f"--- thread of <{posting.message_id}>")
+        for line in view.as_text():
+            output.out(line)
+        output.out()
+
+
+def link(
+    rev: Annotated[
+        str,
+        typer.Argument(help="A commit: any revision git accepts.", show_default=False),
+    ],
+    repo: RepoOption = Path(),
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as one JSON object.")
+    ] = False,
+    thread: Annotated[
+        bool, typer.Option("--thread", help="Also print the discussion threads.")
+    ] = False,
+    ignore_trailers: IgnoreTrailers = False,
+) -> None:
+    """Show the postings and threads that carried one commit."""
+    from e2g.api.link import link as link_commit
+    from e2g.api.link import link_json
+
+    result = link_commit(
+        state.settings(), rev, repo=repo, ignore_trailers=ignore_trailers
+    )
+    if as_json:
+        output.json_line(link_json(result))
+        return
+    render_link(result)
+    if thread:
+        _render_thread(result)
+
+
+def _summary(summary: MatchSummary) -> str:
+    n = output.number
+    methods = ", ".join(
+        f"{method} {n(count)}" for method, count in summary.by_method.most_common()
+    )
+    return (
+        f"{n(summary.commits)} commits: {n(summary.matched)} matched ({methods or 'none'}), "
+        f"{n(summary.no_match)} no match, {n(summary.skipped)} already done, "
+        f"{n(summary.merges)} merges skipped in {summary.elapsed:.1f} s ({summary.rate:,.0f} commits/s)"
+    )
+
+
+def match(
+    revs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Revision ranges as for git rev-list (default: HEAD).",
+            show_default=False,
+        ),
+    ] = None,
+    all_refs: Annotated[
+        bool, typer.Option("--all", help="Every commit reachable from any ref.")
+    ] = False,
+    repo: RepoOption = Path(),
+    jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="One JSON object per commit on stdout.")
+    ] = False,
+    ignore_trailers: IgnoreTrailers = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
+        ),
+    ] = 0,
+) -> None:
+    """Match every non-merge commit of a range and store the links."""
+    from e2g.api.link import link_json
+    from e2g.api.link import match as match_range
+
+    with output.ProgressBar("match", enabled=not state.quiet) as bar:
+
+        def on_result(result: LinkResult, summary: MatchSummary) -> None:
+            if jsonl:
+                output.json_line(link_json(result))
+            bar.update(
+                status=f"{output.number(summary.commits)} commits  {output.number(summary.matched)} matched  {summary.rate:,.0f}/s"
+            )
+
+        summary = match_range(
+            state.settings(),
+            revs or [],
+            repo=repo,
+            all_refs=all_refs,
+            ignore_trailers=ignore_trailers,
+            jobs=jobs,
+            on_result=on_result,
+        )
+    if not state.quiet:
+        output.err(_summary(summary))
+
+
+def _render_stats(result: StatsResult) -> None:
+    rows = [["", "commits", "matched", "share", "methods"]]
+    for row in [*result.rows, result.total]:
+        methods = ", ".join(
+            f"{method} {count}" for method, count in row.by_method.most_common()
+        )
+        rows.append(
+            [
+                row.key,
+                output.number(row.commits),
+                output.number(row.matched),
+                f"{row.share:.1%}",
+                methods,
+            ]
+        )
+    width = max(len(row[0]) for row in rows)
+    output.table(rows, widths=[min(width, 40), 8, 8, 7])
+
+
+def stats(
+    repo: RepoOption = Path(),
+    by: Annotated[
+        By,
+        typer.Option(
+            "--by", help="Group by top-level directory, list, year or method."
+        ),
+    ] = By.dir,
+    depth: Annotated[
+        int, typer.Option("--depth", min=1, max=8, help="Directory depth for --by dir.")
+    ] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the table as JSON.")
+    ] = False,
+    svg: Annotated[
+        Path | None,
+        typer.Option(
+            "--svg", help="Also write a bar chart to this SVG file.", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Coverage of the matched commits, as a table, JSON or a bar chart."""
+    from e2g.api.stats import render_svg
+    from e2g.api.stats import stats as coverage
+
+    result = coverage(state.settings(), repo=repo, by=str(by), depth=depth)
+    if svg is not None:
+        svg.write_text(render_svg(result), encoding="utf-8")
+    if as_json:
+        output.json_line(result.as_json())
+    else:
+        _render_stats(result)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("link")(link)
+    app.command("match")(match)
+    app.command("stats")(stats)

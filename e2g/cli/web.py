@@ -1,0 +1,72 @@
+"""`e2g serve`: the read-only web page and JSON API on a real ASGI server (uvicorn).
+
+Bound to loopback unless --host says otherwise: the mail is public, but the machine
+serving it need not be.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from e2g.cli import output
+from e2g.cli.context import state
+from e2g.errors import RepoError, UsageError
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (loopback by default).")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", "-p", min=1, max=65535, help="TCP port.")
+    ] = 8080,
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--repo",
+            "-C",
+            help="Git repository whose commits are looked up (default: the current directory).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Serve the web page and the REST API (read-only) until Ctrl-C."""
+    try:
+        import uvicorn
+
+        from e2g.web.app import create_app
+    except ModuleNotFoundError as error:
+        raise UsageError(
+            f"e2g serve needs the web extra ({error.name} is missing): pip install 'e2g[web]'"
+        ) from None
+    repository = (repo or Path.cwd()).resolve()
+    if not repository.is_dir():
+        raise RepoError(f"{repository} is not a directory: pass --repo PATH")
+    settings = state.settings()
+    app = create_app(settings, repo=repository)
+    if not state.quiet:
+        where = f"[{host}]" if ":" in host else host
+        output.err(
+            f"e2g: serving {settings.data_dir} for {repository} on http://{where}:{port}/ (Ctrl-C stops)"
+        )
+        if host not in LOOPBACK:
+            output.err(
+                "e2g: warning: listening beyond loopback; anyone who can reach this port can read the store"
+            )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning" if state.quiet else "info",
+        access_log=state.verbose > 0,
+        server_header=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

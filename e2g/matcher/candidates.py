@@ -1,0 +1,156 @@
+"""Candidate mails for one commit, one query per signal, all over indexed store columns.
+
+Each stage proposes messages and says why (its name goes into CandidateInfo.sources);
+scoring decides. Stages (DESIGN.md, "The matching cascade"): trailer, patch-id, author
+timestamp, subject key, author map, file map. The author and file maps are bounded and
+limited to the date window, nearest first, so a prolific author or a hot file cannot
+make one commit cost more than a few hundred comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from e2g.index.store import Store, StoredMessage
+from e2g.matcher.scoring import CandidateInfo
+from e2g.model import Commit
+
+LinesByFile = dict[str, tuple[list[str], list[str]]]
+LinesOf = Callable[[str], LinesByFile]
+
+EARLIEST = timedelta(days=365)
+LATEST = timedelta(days=1)
+SUBJECT_LIMIT = 60
+AUTHOR_LIMIT = 150
+FILES_LIMIT = 120
+MAX_QUERY_FILES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRequest:
+    """A commit plus what the matcher needs of it that only ingest can compute."""
+
+    commit: Commit
+    commit_lines: LinesByFile
+    linked_ids: tuple[str, ...] = ()  # Message-IDs its Link:/Message-Id: trailers name
+
+
+@dataclass(slots=True)
+class Pool:
+    """Candidates found so far, by Message-ID, with the stages that proposed each."""
+
+    messages: dict[str, StoredMessage] = field(default_factory=dict)
+    sources: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, found: Sequence[StoredMessage], source: str) -> None:
+        for message in found:
+            self.messages.setdefault(message.message_id, message)
+            self.sources.setdefault(message.message_id, set()).add(source)
+
+
+def window(commit: Commit) -> tuple[int, int]:
+    earliest = min(commit.author_date, commit.commit_date) - EARLIEST
+    return int(earliest.timestamp()), int((commit.commit_date + LATEST).timestamp())
+
+
+def _epoch(value: datetime) -> int:
+    return int(value.timestamp())
+
+
+def find_candidates(store: Store, request: MatchRequest) -> Pool:
+    commit = request.commit
+    pool = Pool()
+    low, high = window(commit)
+    if request.linked_ids:
+        _trailer_candidates(store, request.linked_ids, pool)
+    if commit.patch.patch_id:
+        pool.add(
+            store.select(
+                "patch_id = ? AND kind = 'patch'",
+                (commit.patch.patch_id,),
+                suffix="LIMIT 50",
+            ),
+            "patch-id",
+        )
+    pool.add(
+        store.select(
+            "date = ? AND kind = 'patch'",
+            (_epoch(commit.author_date),),
+            suffix="LIMIT 20",
+        ),
+        "author-date",
+    )
+    if commit.subject_key:
+        pool.add(
+            store.select(
+                "subject_key = ? AND kind = 'patch'",
+                (commit.subject_key,),
+                suffix=f"ORDER BY abs(date - {_epoch(commit.commit_date)}) LIMIT {SUBJECT_LIMIT}",
+            ),
+            "subject",
+        )
+    email = commit.author.email.casefold()
+    pool.add(
+        store.select(
+            "(author_email = ? OR patch_author_email = ?) AND kind = 'patch' AND date BETWEEN ? AND ?",
+            (email, email, low, high),
+            suffix=f"ORDER BY abs(date - {_epoch(commit.author_date)}) LIMIT {AUTHOR_LIMIT}",
+        ),
+        "author",
+    )
+    _file_candidates(store, commit, pool, low=low, high=high)
+    return pool
+
+
+def _trailer_candidates(store: Store, linked: Sequence[str], pool: Pool) -> None:
+    """The named messages; for a named cover letter or reply, the patches of its thread."""
+    named = store.messages(linked)
+    pool.add(named, "trailer")
+    for message in named:
+        if message.kind != "patch":
+            pool.add(
+                store.select(
+                    "thread_root = ? AND kind = 'patch'",
+                    (message.thread_root,),
+                    suffix="LIMIT 200",
+                ),
+                "thread",
+            )
+
+
+def _file_candidates(
+    store: Store, commit: Commit, pool: Pool, *, low: int, high: int
+) -> None:
+    paths = list(commit.patch.paths)[:MAX_QUERY_FILES]
+    if not paths:
+        return
+    marks = ",".join("?" * len(paths))
+    rows = store.connection.execute(
+        f"SELECT f.seq FROM files f JOIN messages m ON m.seq = f.seq WHERE f.path IN ({marks}) "
+        "AND m.kind = 'patch' AND m.date BETWEEN ? AND ? GROUP BY f.seq "
+        f"ORDER BY COUNT(*) DESC, abs(m.date - ?) LIMIT {FILES_LIMIT}",
+        (*paths, low, high, _epoch(commit.author_date)),
+    ).fetchall()
+    seqs = [int(row[0]) for row in rows]
+    if seqs:
+        pool.add(store.select(f"seq IN ({','.join('?' * len(seqs))})", seqs), "files")
+
+
+def candidate_info(
+    message: StoredMessage, diff: str | None, sources: set[str]
+) -> CandidateInfo:
+    return CandidateInfo(
+        message_id=message.message_id,
+        subject_key=message.subject_key,
+        author_name=message.patch_author_name or message.author_name,
+        author_email=message.patch_author_email or message.author_email,
+        date=message.date,
+        files=message.files,
+        patch_id=message.patch_id,
+        diff=diff,
+        kind=message.kind,
+        version=message.version,
+        sources=frozenset(sources),
+    )

@@ -1,0 +1,189 @@
+"""The matching cascade: candidates -> scores -> the applied posting and all the others.
+
+`match()` answers one commit: it gathers candidates from every stage, scores each
+(pure, in scoring.py), takes the best accepted one as the applied posting, expands it
+to the patch's other postings and cover letters, and otherwise returns an explicit no
+match with the best rejected candidates and why they were rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from e2g.index.store import Store, StoredMessage
+from e2g.matcher.candidates import (
+    LinesOf,
+    MatchRequest,
+    Pool,
+    candidate_info,
+    find_candidates,
+)
+from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
+from e2g.matcher.scoring import score_candidate
+from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
+
+METHOD_RANK = {
+    "trailer": 0,
+    "patch-id": 1,
+    "author-date": 2,
+    "subject": 3,
+    "author": 4,
+    "files": 5,
+}
+MAX_REJECTED = 5
+# Another accepted candidate this sure, or with the best match's subject, is a posting.
+POSTING_SCORE = 0.80
+LATE = timedelta(days=1)
+
+
+class Matcher:
+    """Scores candidates for commits against one store, caching decoded mail diffs."""
+
+    def __init__(self, store: Store, *, lines_of: LinesOf, url_for: UrlFor) -> None:
+        self.store = store
+        self._lines_of = lines_of
+        self._url_for = url_for
+        self._diff_cache: dict[
+            int, tuple[str | None, dict[str, tuple[list[str], list[str]]] | None]
+        ] = {}
+
+    def _diff(
+        self, message: StoredMessage
+    ) -> tuple[str | None, dict[str, tuple[list[str], list[str]]] | None]:
+        cached = self._diff_cache.get(message.seq)
+        if cached is None:
+            diff = self.store.diff(message.seq)
+            cached = (diff, self._lines_of(diff) if diff else None)
+            if len(self._diff_cache) > 4096:
+                self._diff_cache.clear()
+            self._diff_cache[message.seq] = cached
+        return cached
+
+    def score(self, request: MatchRequest, pool: Pool) -> list[Verdict]:
+        verdicts = []
+        for message_id, message in pool.messages.items():
+            diff, lines = self._diff(message)
+            info = candidate_info(message, diff, pool.sources[message_id])
+            score = score_candidate(
+                request.commit,
+                info,
+                commit_lines=request.commit_lines,
+                mail_lines=lines,
+            )
+            verdicts.append(Verdict(message, score))
+        return verdicts
+
+    def match(self, request: MatchRequest) -> LinkResult:
+        verdicts = self.score(request, find_candidates(self.store, request))
+        accepted = sorted((v for v in verdicts if v.score.accepted), key=_rank)
+        info = commit_info(request)
+        if not accepted:
+            return LinkResult(info, (), _rejected(verdicts))
+        return LinkResult(
+            info, tuple(self._postings(request, accepted)), _rejected(verdicts)
+        )
+
+    def _postings(
+        self, request: MatchRequest, accepted: Sequence[Verdict]
+    ) -> list[Posting]:
+        best = accepted[0]
+        chosen: dict[str, tuple[StoredMessage, str, float, tuple[Evidence, ...]]] = {}
+        for verdict in accepted:
+            if (
+                verdict is best
+                or verdict.score.total >= POSTING_SCORE
+                or verdict.message.subject_key == best.message.subject_key
+            ):
+                chosen[verdict.message.message_id] = (
+                    verdict.message,
+                    verdict.score.method,
+                    verdict.score.total,
+                    verdict.score.evidence,
+                )
+        latest = request.commit.commit_date + LATE
+        for relative in family(self.store, request.commit, best.message):
+            if relative.message_id not in chosen and (
+                relative.date is None or relative.date <= latest
+            ):
+                detail = Evidence(
+                    "version",
+                    f"v{relative.version} of the same patch by the same author",
+                    0.0,
+                )
+                chosen[relative.message_id] = (
+                    relative,
+                    "version",
+                    best.score.total,
+                    (detail,),
+                )
+        patches = [entry[0] for entry in chosen.values()]
+        exclude = {message.message_id for message in patches}
+        postings = [
+            to_posting(
+                self.store,
+                message,
+                method=method,
+                score=total,
+                applied=message.message_id == best.message.message_id,
+                url_for=self._url_for,
+                evidence=evidence,
+                exclude=exclude,
+            )
+            for message, method, total, evidence in chosen.values()
+        ]
+        for cover in covers(self.store, patches):
+            if cover.message_id not in chosen:
+                postings.append(
+                    to_posting(
+                        self.store,
+                        cover,
+                        method="cover",
+                        score=best.score.total,
+                        applied=False,
+                        url_for=self._url_for,
+                        exclude=exclude,
+                    )
+                )
+        return sorted(postings, key=_posting_order)
+
+
+def _rank(verdict: Verdict) -> tuple[float, int, float]:
+    date = verdict.message.date.timestamp() if verdict.message.date else 0.0
+    return (
+        -round(verdict.score.total, 3),
+        METHOD_RANK.get(verdict.score.method, 9),
+        -date,
+    )
+
+
+def _posting_order(posting: Posting) -> tuple[int, int, float]:
+    date = posting.date.timestamp() if posting.date else 0.0
+    return (-posting.version, 1 if posting.kind == "cover" else 0, -date)
+
+
+def _rejected(verdicts: Sequence[Verdict]) -> tuple[Rejected, ...]:
+    rejected = sorted(
+        (v for v in verdicts if not v.score.accepted), key=lambda v: -v.score.total
+    )
+    return tuple(
+        Rejected(
+            v.message.message_id,
+            v.message.subject,
+            round(v.score.total, 4),
+            v.score.reason,
+        )
+        for v in rejected[:MAX_REJECTED]
+    )
+
+
+def commit_info(request: MatchRequest) -> CommitInfo:
+    commit = request.commit
+    return CommitInfo(
+        sha=commit.sha,
+        subject=commit.subject,
+        author=commit.author,
+        author_date=commit.author_date,
+        commit_date=commit.commit_date,
+        files=commit.patch.paths,
+    )

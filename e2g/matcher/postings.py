@@ -1,0 +1,149 @@
+"""Once a commit's patch is found: every message that carried it, and their threads.
+
+From the best match outwards: the other accepted candidates (versions, resends), the
+same patch's other versions by the same author (same subject key, inside the date
+window), mails with the same patch-id, and the cover letter of each posting's series.
+For each posting its thread gives the reply count, the participants, and the review
+trailers (Reviewed-by, Acked-by, Tested-by) given in replies below it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from e2g.index.store import Store, StoredMessage
+from e2g.matcher.candidates import window
+from e2g.matcher.scoring import Score
+from e2g.model import Address, Commit, Evidence, Posting
+
+REVIEW_KEYS = ("Reviewed-by", "Acked-by", "Tested-by")
+MAX_THREAD = 2000
+UrlFor = Callable[[str, str | None], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    message: StoredMessage
+    score: Score
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadFacts:
+    replies: int
+    participants: tuple[str, ...]
+    reviewers: tuple[str, ...]
+
+
+def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMessage]:
+    """Other postings of the best match's patch: versions, resends, same patch-id."""
+    low, high = window(commit)
+    email = best.patch_author_email or best.author_email
+    found = store.select(
+        "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ? "
+        "AND (author_email = ? OR patch_author_email = ?)",
+        (best.subject_key, low, high, email, email),
+        suffix="LIMIT 100",
+    )
+    if best.patch_id:
+        found += store.select(
+            "patch_id = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
+            (best.patch_id, low, high),
+            suffix="LIMIT 100",
+        )
+    return found
+
+
+def thread_facts(
+    store: Store, message: StoredMessage, *, exclude: set[str]
+) -> ThreadFacts:
+    """Replies below `message` (iteratively, never recursing on mail data)."""
+    members = store.thread(message.thread_root, limit=MAX_THREAD)
+    children: dict[str, list[StoredMessage]] = {}
+    for member in members:
+        if member.parent_id:
+            children.setdefault(member.parent_id, []).append(member)
+    queue = deque(children.get(message.message_id, []))
+    seen = {message.message_id}
+    below: list[StoredMessage] = []
+    while queue:
+        reply = queue.popleft()
+        if reply.message_id in seen or reply.message_id in exclude:
+            continue
+        seen.add(reply.message_id)
+        below.append(reply)
+        queue.extend(children.get(reply.message_id, []))
+    return ThreadFacts(
+        replies=len(below),
+        participants=tuple(
+            dict.fromkeys(
+                _person(reply.author_name, reply.author_email) for reply in below
+            )
+        ),
+        reviewers=_reviewers(store, below),
+    )
+
+
+def _person(name: str, email: str) -> str:
+    return f"{name} <{email}>" if name else f"<{email}>"
+
+
+def _reviewers(store: Store, replies: Iterable[StoredMessage]) -> tuple[str, ...]:
+    given: list[str] = []
+    for reply in replies:
+        for key, value in store.trailers(reply.seq):
+            if key in REVIEW_KEYS:
+                given.append(f"{key}: {value}")
+    return tuple(dict.fromkeys(given))
+
+
+def to_posting(
+    store: Store,
+    message: StoredMessage,
+    *,
+    method: str,
+    score: float,
+    applied: bool,
+    url_for: UrlFor,
+    evidence: tuple[Evidence, ...] = (),
+    exclude: set[str] | None = None,
+) -> Posting:
+    facts = thread_facts(store, message, exclude=exclude or set())
+    first_list = message.lists[0] if message.lists else message.list_id
+    return Posting(
+        message_id=message.message_id,
+        subject=message.subject,
+        date=message.date,
+        author=Address(message.author_name, message.author_email),
+        lists=message.lists,
+        version=message.version,
+        kind=message.kind,
+        applied=applied,
+        method=method,
+        score=round(score, 4),
+        url=url_for(message.message_id, first_list),
+        thread_root=message.thread_root,
+        replies=facts.replies,
+        participants=facts.participants,
+        reviewers=facts.reviewers,
+        evidence=evidence,
+    )
+
+
+def covers(store: Store, patches: Iterable[StoredMessage]) -> list[StoredMessage]:
+    """The cover letters of the series these patches belong to, once each."""
+    series_ids = sorted(
+        {patch.series_id for patch in patches if patch.series_id is not None}
+    )
+    if not series_ids:
+        return []
+    marks = ",".join("?" * len(series_ids))
+    rows = store.connection.execute(
+        f"SELECT cover_seq FROM series WHERE id IN ({marks}) AND cover_seq IS NOT NULL",
+        series_ids,
+    ).fetchall()
+    seqs = [int(row[0]) for row in rows]
+    if not seqs:
+        return []
+    return store.select(f"seq IN ({','.join('?' * len(seqs))})", seqs)

@@ -1,0 +1,167 @@
+"""CLI concerns only: exit codes, the stdout/stderr split, --json shapes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git, mail, patch_body
+
+
+def e2g(
+    data: Path, *args: str, stdin: bytes | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "E2G_DEBUG"}
+    return subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(data), *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def assert_one_line_error(
+    result: subprocess.CompletedProcess[str], code: int, fragment: str
+) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("e2g: error: ")
+    assert fragment in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Path:
+    path = tmp_path / "list.mbox"
+    path.write_bytes(
+        mail(1, subject="[PATCH] mm: fix frob leak", body=patch_body(1))
+        + mail(
+            2, subject="Re: [PATCH] mm: fix frob leak", in_reply_to="msg1@example.org"
+        )
+    )
+    return path
+
+
+def test_ingest_json_summary_on_stdout(tmp_path, archive):
+    result = e2g(tmp_path / "d", "ingest", "--json", str(archive))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (
+        summary["messages"],
+        summary["new"],
+        summary["patches"],
+        summary["replies"],
+    ) == (2, 2, 1, 1)
+    assert result.stderr == ""
+
+
+def test_ingest_summary_line_on_stderr_and_quiet(tmp_path, archive):
+    result = e2g(tmp_path / "d", "ingest", str(archive))
+    assert result.returncode == 0
+    assert result.stdout == ""
+    assert "2 messages (2 new): 1 patches" in result.stderr
+    quiet = e2g(tmp_path / "d", "-q", "ingest", str(archive))
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def test_ingest_from_stdin(tmp_path, archive):
+    result = e2g(tmp_path / "d", "ingest", "--json", "-", stdin=archive.read_bytes())
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["new"] == 2
+
+
+def test_missing_archive_is_one_line_error(tmp_path):
+    assert_one_line_error(
+        e2g(tmp_path / "d", "ingest", str(tmp_path / "nope.mbox")), 1, "nope.mbox"
+    )
+
+
+def test_not_an_archive_is_one_line_error(tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 10)
+    assert_one_line_error(e2g(tmp_path / "d", "ingest", str(junk)), 1, "junk.bin")
+
+
+def test_search_empty_store_and_no_hits(tmp_path, archive):
+    assert_one_line_error(e2g(tmp_path / "d", "search", "frob"), 1, "e2g ingest")
+    e2g(tmp_path / "d", "-q", "ingest", str(archive))
+    none = e2g(tmp_path / "d", "search", "nothingmatchesthis")
+    assert (none.returncode, none.stdout) == (0, "")
+    hits = e2g(tmp_path / "d", "search", "--json", "frob")
+    rows = [json.loads(line) for line in hits.stdout.splitlines()]
+    # Newest first: the reply, then the patch.
+    assert [row["message_id"] for row in rows] == [
+        "msg2@example.org",
+        "msg1@example.org",
+    ]
+    patches = e2g(tmp_path / "d", "search", "--json", "frob", "is:patch")
+    rows = [json.loads(line) for line in patches.stdout.splitlines()]
+    assert [row["message_id"] for row in rows] == ["msg1@example.org"]
+    assert set(rows[0]) >= {
+        "message_id",
+        "subject",
+        "author",
+        "date",
+        "list",
+        "kind",
+        "version",
+        "files",
+        "url",
+    }
+
+
+def test_bad_query_is_a_usage_error(tmp_path, archive):
+    e2g(tmp_path / "d", "-q", "ingest", str(archive))
+    assert_one_line_error(e2g(tmp_path / "d", "search", "d:garbage"), 2, "d:")
+
+
+def test_link_outside_a_repository_and_unknown_revision(tmp_path, archive):
+    e2g(tmp_path / "d", "-q", "ingest", str(archive))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert_one_line_error(
+        e2g(tmp_path / "d", "link", "--repo", str(plain), "HEAD"),
+        1,
+        "not a git repository",
+    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a").write_text("a\n")
+    git(repo, "add", "a")
+    git(
+        repo,
+        "-c",
+        "user.name=A",
+        "-c",
+        "user.email=a@example.org",
+        "commit",
+        "-qm",
+        "first",
+    )
+    assert_one_line_error(
+        e2g(tmp_path / "d", "link", "--repo", str(repo), "no-such-rev"),
+        1,
+        "no-such-rev",
+    )
+
+
+def test_usage_error_exit_code_two(tmp_path):
+    result = e2g(tmp_path / "d", "ingest")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_version_and_help(tmp_path):
+    assert e2g(tmp_path / "d", "--version").stdout.startswith("e2g ")
+    help_text = e2g(tmp_path / "d", "--help").stdout
+    for command in ("ingest", "search", "link", "match", "stats", "reindex"):
+        assert command in help_text

@@ -1,0 +1,108 @@
+"""Shared fixtures: mail builders, settings in tmp_path, the shared corpus, sample data."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample-mbox"
+CORPUS = ROOT.parent / "shared" / "corpus"
+BASE_DATE = datetime(2021, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def corpus_path(*parts: str) -> Path:
+    """A path in ../shared/corpus, or a clean skip when the corpus is absent."""
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared corpus not available: {path}")
+    return path
+
+
+def mail(
+    number: int,
+    *,
+    subject: str | None = None,
+    body: str = "Hello.\n",
+    sender: str = "Alice Example <alice@example.org>",
+    list_id: str = "frob-devel.lists.example.org",
+    in_reply_to: str | None = None,
+    message_id: str | None = None,
+    date: datetime | None = None,
+    extra: Sequence[str] = (),
+) -> bytes:
+    """One RFC 822 message as bytes, with an mbox 'From ' line."""
+    when = date or BASE_DATE + timedelta(minutes=number)
+    mid = message_id or f"msg{number}@example.org"
+    headers = [
+        f"From alice@example.org {when:%a %b %d %H:%M:%S %Y}",
+        f"From: {sender}",
+        f"Subject: {subject or f'message {number}'}",
+        f"Date: {format_datetime(when)}",
+        f"Message-ID: <{mid}>",
+        f"List-Id: <{list_id}>",
+        *(
+            [f"In-Reply-To: <{in_reply_to}>", f"References: <{in_reply_to}>"]
+            if in_reply_to
+            else []
+        ),
+        *extra,
+    ]
+    return ("\n".join(headers) + "\n\n" + body.rstrip("\n") + "\n\n").encode()
+
+
+PATCH_BODY = """Fix the thing.
+
+Signed-off-by: Alice Example <alice@example.org>
+---
+ mm/frob.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/mm/frob.c b/mm/frob.c
+index 1111111..2222222 100644
+--- a/mm/frob.c
++++ b/mm/frob.c
+@@ -1,3 +1,3 @@
+ int frob(void)
+-	return {old};
++	return {new};
+ }}
+--
+2.39.0
+"""
+
+
+def patch_body(number: int) -> str:
+    return PATCH_BODY.format(old=number, new=number + 1)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> config.Settings:
+    return config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path / "home")
+
+
+@pytest.fixture
+def write_mbox(tmp_path: Path) -> Callable[[str, Sequence[bytes]], Path]:
+    def write(name: str, messages: Sequence[bytes]) -> Path:
+        path = tmp_path / name
+        path.write_bytes(b"".join(messages))
+        return path
+
+    return write
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout

@@ -1,0 +1,307 @@
+"""The ingest pipeline end to end: real mbox bytes in, store rows and index documents out."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+from e2g.api import core as api_core
+from e2g.errors import ArchiveUnreadable
+from e2g.index.store import Store
+from e2g.ingest.pipeline import IngestReport
+from tests.conftest import BASE_DATE, mail, patch_body
+
+
+def _ingest(settings: config.Settings, *paths: Path, **kwargs: object) -> IngestReport:
+    return api_core.ingest(settings, [str(path) for path in paths], workers=1, **kwargs)  # type: ignore[arg-type]
+
+
+def _counts(settings: config.Settings) -> tuple[int, ...]:
+    with Store(settings.store_path) as store:
+        counts = store.counts()
+        sightings = store.connection.execute(
+            "SELECT COUNT(*) FROM sightings"
+        ).fetchone()[0]
+        return (
+            counts.messages,
+            counts.patches,
+            counts.replies,
+            counts.cross_posts,
+            sightings,
+            counts.threads,
+        )
+
+
+def test_ingest_counts_kinds_and_is_idempotent(settings, write_mbox):
+    messages = [mail(1, subject="[PATCH] mm: fix frob", body=patch_body(1))]
+    messages += [
+        mail(n, subject="Re: [PATCH] mm: fix frob", in_reply_to="msg1@example.org")
+        for n in (2, 3)
+    ]
+    archive = write_mbox("list.mbox", messages)
+
+    first = _ingest(settings, archive)
+    assert (first.messages, first.new, first.patches, first.replies) == (3, 3, 1, 2)
+    before = _counts(settings)
+    second = _ingest(settings, archive)
+    assert second.new == 0
+    assert _counts(settings) == before
+
+
+def test_reingest_after_checkpoint_loss_changes_no_counts(settings, write_mbox):
+    archive = write_mbox("list.mbox", [mail(n) for n in range(1, 6)])
+    _ingest(settings, archive)
+    before = _counts(settings)
+    with Store(settings.store_path) as store:
+        assert (
+            store.connection.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+            == 1
+        )
+    # Forget the checkpoint: the whole archive is read again, and nothing doubles.
+    connection = sqlite3.connect(settings.store_path)
+    connection.execute("DELETE FROM checkpoints")
+    connection.commit()
+    connection.close()
+    report = _ingest(settings, archive)
+    assert (report.messages, report.new, report.duplicates) == (5, 0, 5)
+    assert _counts(settings) == before
+
+
+def test_cross_post_is_one_message_with_two_sightings(settings, write_mbox):
+    shared = mail(
+        1, subject="[PATCH] net: fix", body=patch_body(1), list_id="netdev.example.org"
+    )
+    first = write_mbox("netdev.mbox", [shared])
+    second = write_mbox(
+        "mm.mbox", [shared.replace(b"netdev.example.org", b"linux-mm.example.org")]
+    )
+    _ingest(settings, first)
+    report = _ingest(settings, second)
+    assert (report.new, report.cross_posts) == (0, 1)
+    with Store(settings.store_path) as store:
+        stored = store.message("msg1@example.org")
+        assert stored is not None
+        assert stored.lists == ("linux-mm.example.org", "netdev.example.org")
+        assert store.counts().cross_posts == 1
+
+
+def test_appending_to_an_mbox_reads_only_the_new_part(settings, write_mbox):
+    archive = write_mbox("list.mbox", [mail(n) for n in range(1, 4)])
+    assert _ingest(settings, archive).messages == 3
+    with archive.open("ab") as handle:
+        handle.write(mail(4) + mail(5))
+    report = _ingest(settings, archive)
+    assert (report.messages, report.new) == (2, 2)
+    assert _counts(settings)[0] == 5
+
+
+def test_compressed_and_list_override(settings, tmp_path):
+    archive = tmp_path / "old.mbox.gz"
+    archive.write_bytes(gzip.compress(mail(1) + mail(2)))
+    _ingest(settings, archive, list_name="frob-archive")
+    with Store(settings.store_path) as store:
+        assert store.list_names() == ["frob-archive"]
+
+
+def test_threads_resolve_out_of_order_and_ghosts(settings, write_mbox):
+    # The reply arrives before its parent, and the parent replies to a ghost.
+    reply = mail(
+        3,
+        subject="Re: x",
+        in_reply_to="msg2@example.org",
+        extra=["References: <ghost@example.org> <msg2@example.org>"],
+    )
+    parent = mail(2, subject="Re: x", in_reply_to="ghost@example.org")
+    _ingest(settings, write_mbox("a.mbox", [reply, parent]))
+    with Store(settings.store_path) as store:
+        roots = {m.message_id: m.thread_root for m in store.iter_messages()}
+    assert roots == {
+        "msg3@example.org": "ghost@example.org",
+        "msg2@example.org": "ghost@example.org",
+    }
+
+
+def test_bad_dates_come_from_received_or_neighbours(settings, write_mbox):
+    received = "Received: from mx.example.org by lists.example.org; Mon, 1 Mar 2021 12:30:00 +0000"
+    epoch = mail(1, date=BASE_DATE, extra=[received]).replace(
+        b"Date: Mon, 01 Mar 2021 12:00:00 +0000",
+        b"Date: Thu, 1 Jan 1970 00:00:00 +0000",
+    )
+    future = mail(2).replace(
+        b"Date: Mon, 01 Mar 2021 12:02:00 +0000",
+        b"Date: Sun, 1 Jan 2040 00:00:00 +0000",
+    )
+    report = _ingest(settings, write_mbox("d.mbox", [epoch, future, mail(3)]))
+    assert report.dates_sanitised == 2
+    with Store(settings.store_path) as store:
+        first, second = (
+            store.message("msg1@example.org"),
+            store.message("msg2@example.org"),
+        )
+    assert first is not None and second is not None
+    assert (first.date_source, first.date) == ("received", BASE_DATE.replace(minute=30))
+    assert first.date_raw.startswith("Thu, 1 Jan 1970")
+    assert second.date_source in {"from-line", "neighbours"}
+    assert second.date is not None and second.date.year == 2021
+
+
+def test_malformed_is_counted_not_fatal(settings, write_mbox):
+    junk = b"From nobody Mon Mar  1 12:00:00 2021\nX-Junk: \x00\x01\n\n\x00\x02 not a mail\n\n"
+    report = _ingest(settings, write_mbox("m.mbox", [mail(1), junk, mail(2)]))
+    assert report.messages == 3
+    # A tolerant parser may still keep the junk (with a synthetic Message-ID).
+    assert report.new + report.malformed == 3
+    assert report.new >= 2
+
+
+def test_missing_path_is_one_clear_error(settings, tmp_path):
+    with pytest.raises(ArchiveUnreadable, match="no-such.mbox"):
+        _ingest(settings, tmp_path / "no-such.mbox")
+    assert not settings.store_path.exists() or _counts(settings)[0] == 0
+
+
+def test_search_sees_ingested_messages(settings, write_mbox):
+    _ingest(
+        settings,
+        write_mbox(
+            "s.mbox",
+            [mail(1, subject="[PATCH] mm: fix frob leak", body=patch_body(1)), mail(2)],
+        ),
+    )
+    hits, total = api_core.search(settings, "frob")
+    assert total >= 1
+    assert hits[0].message_id == "msg1@example.org"
+    hits, _ = api_core.search(settings, "file:mm/frob.c")
+    assert [hit.message_id for hit in hits] == ["msg1@example.org"]
+
+
+def test_reindex_gives_the_same_hits(settings, write_mbox):
+    _ingest(
+        settings,
+        write_mbox(
+            "s.mbox",
+            [
+                mail(n, subject=f"[PATCH] mm: fix {n}", body=patch_body(n))
+                for n in range(1, 30)
+            ],
+        ),
+    )
+    before = [
+        hit.message_id for hit in api_core.search(settings, "is:patch", limit=100)[0]
+    ]
+    assert api_core.reindex(settings) == 29
+    after = [
+        hit.message_id for hit in api_core.search(settings, "is:patch", limit=100)[0]
+    ]
+    assert before == after and len(after) == 29
+
+
+def _big_archive(path: Path, count: int) -> None:
+    with path.open("wb") as handle:
+        for number in range(1, count + 1):
+            subject = (
+                f"[PATCH] mm: fix {number}"
+                if number % 3
+                else f"Re: [PATCH] mm: fix {number - 1}"
+            )
+            body = (
+                patch_body(number)
+                if number % 3
+                else "Looks good.\n\nReviewed-by: Bob <bob@example.org>\n"
+            )
+            handle.write(mail(number, subject=subject, body=body))
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume_gives_the_same_counts(tmp_path):
+    archive = tmp_path / "big.mbox"
+    _big_archive(archive, 6000)
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    command = [sys.executable, "-m", "e2g", "-q", "ingest", "--jobs", "1", str(archive)]
+    process = subprocess.Popen(
+        [*command[:3], "--data-dir", str(killed), *command[3:]], start_new_session=True
+    )
+    store = killed / "store.sqlite3"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if store.exists() and _rows(store) >= 1000:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    partial = _rows(store)
+    assert partial < 6000, (
+        "the run finished before it could be killed; make the archive bigger"
+    )
+    subprocess.run([*command[:3], "--data-dir", str(killed), *command[3:]], check=True)
+    subprocess.run([*command[:3], "--data-dir", str(clean), *command[3:]], check=True)
+    a = config.resolve(data_dir=killed, env={}, home=tmp_path)
+    b = config.resolve(data_dir=clean, env={}, home=tmp_path)
+    assert _counts(a) == _counts(b)
+    assert _counts(a)[0] == 6000
+    connection = sqlite3.connect(store)
+    assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    connection.close()
+    # The index caught up with the store after the kill.
+    assert (
+        api_core.search(a, "is:patch", limit=1)[1]
+        == api_core.search(b, "is:patch", limit=1)[1]
+        == 4000
+    )
+
+
+def _rows(store: Path) -> int:
+    try:
+        connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(
+                connection.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            )
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_keeps_committed_batches_and_resumes(tmp_path):
+    archive = tmp_path / "big.mbox"
+    _big_archive(archive, 6000)
+    data = tmp_path / "data"
+    command = [
+        sys.executable,
+        "-m",
+        "e2g",
+        "--data-dir",
+        str(data),
+        "ingest",
+        "--json",
+        str(archive),
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    store = data / "store.sqlite3"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if store.exists() and _rows(store) >= 1000:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert b"Traceback" not in stderr
+    assert b"interrupted" in stderr
+    kept = _rows(store)
+    assert 0 < kept < 6000
+    subprocess.run(command, check=True, capture_output=True)
+    assert _rows(store) == 6000
