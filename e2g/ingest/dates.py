@@ -60,6 +60,12 @@ _ZONE_NAME = re.compile(r"(?<=\s)([A-Za-z]{1,5})\s*$")
 _NUMERIC_ZONE = re.compile(r"(?<=\s)[+-]?\d{4}\s*$")
 _SHORT_YEAR = re.compile(r"(?<=[A-Za-z]\s)(1\d\d)(?=\s+\d{1,2}[:.])")
 _FULL_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+# RFC 5322 with a numeric zone and at most a comment: parsedate_tz reads it right.
+_STANDARD = re.compile(
+    r"^\s*(?:[A-Z][a-z]{2},\s*)?\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}(?::\d{2})? "
+    r"[+-]\d{4}(?: \([^()]*\))?\s*$"
+)
+_ASCTIME = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]?\d \d{2}:\d{2}:\d{2} \d{4}$")
 _ISO = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?")
 
 
@@ -155,6 +161,8 @@ def parse_date(text: str) -> datetime | None:
     """A Date:-style text as aware UTC; None when it does not parse or is absurd."""
     if not text or len(text) > MAX_DATE_TEXT * 4:
         return None
+    if _STANDARD.match(text) or _ASCTIME.match(text):  # common forms need no repair
+        return _parse_rfc(text)
     normal = _normalise(text[: MAX_DATE_TEXT * 4])
     if not normal or len(normal) > MAX_DATE_TEXT:
         return None
@@ -188,7 +196,7 @@ def parse_from_line_date(from_line: bytes) -> datetime | None:
 
     git format-patch's fixed "Mon Sep 17 00:00:00 2001" is a placeholder, not a date.
     """
-    text = from_line[:MAX_DATE_TEXT * 2].decode("ascii", "replace").strip()
+    text = from_line[: MAX_DATE_TEXT * 2].decode("ascii", "replace").strip()
     if text.startswith("From "):
         text = text[5:]
     _, _, stamp = text.strip().partition(" ")

@@ -20,7 +20,7 @@ import codecs
 import functools
 import re
 
-from e2g.model import MAX_ADDRESS, MAX_NAME, Address
+from e2g.model import MAX_ADDRESS, MAX_MESSAGE_ID, MAX_NAME, Address
 
 # Codecs that are not charsets a mail could sensibly be in, or that turn text into
 # something else entirely (escape processors, IDNA).
@@ -30,7 +30,14 @@ _REFUSED_CODECS = frozenset(
 # 7-bit stateful encodings: their bytes are valid ASCII, so "valid UTF-8 first"
 # would keep the escape sequences; the declared charset must go first for these.
 _SEVEN_BIT_CODECS = frozenset(
-    {"iso2022_jp", "iso2022_jp_1", "iso2022_jp_2", "iso2022_jp_3", "iso2022_kr", "utf_7"}
+    {
+        "iso2022_jp",
+        "iso2022_jp_1",
+        "iso2022_jp_2",
+        "iso2022_jp_3",
+        "iso2022_kr",
+        "utf_7",
+    }
 )
 _WIDE_CODECS = frozenset({"utf_16", "utf_16_le", "utf_16_be", "utf_32", "utf_32_le"})
 
@@ -148,15 +155,9 @@ def decode_header(value: str | None, *, limit: int = MAX_NAME * 16) -> str:
     8-bit bytes arrive as surrogate escapes; they are decoded with the charset
     fallback. NUL and control characters are removed.
     """
-    if not value:
-        return ""
-    text = unfold(value[: limit * 4])
-    if not text.isascii():
-        raw = text.encode("utf-8", "surrogateescape")
-        text = decode_bytes(raw)
+    text = clean_raw(value, limit=limit * 2)
     if "=?" in text:
-        text = decode_encoded_words(text)
-    text = _CONTROL.sub("", text)
+        text = _CONTROL.sub("", decode_encoded_words(text))
     return text[:limit].strip()
 
 
@@ -202,6 +203,10 @@ def parse_address(value: str) -> Address:
 
 def split_addresses(value: str, *, limit: int) -> list[str]:
     """The address pieces of a To:/Cc: value, split on commas outside quoting."""
+    if '"' not in value and "(" not in value and "<" not in value:
+        return [
+            piece.strip() for piece in value.split(",", limit)[:limit] if piece.strip()
+        ]
     pieces: list[str] = []
     current: list[str] = []
     for token in _ADDRESS_TOKEN.findall(value):
@@ -231,7 +236,49 @@ def parse_address_list(value: str, *, limit: int) -> tuple[str, ...]:
             bare = _COMMENT.sub(" ", piece).strip()
             match = _BARE_EMAIL.search(bare)
             email = match[0] if match else bare if _AT_WORD.match(bare) else ""
-        email = normalise_email(email).lower()
+        email = email.strip().lower()
+        if " " in email or "\t" in email or email.startswith("mailto:"):
+            email = normalise_email(email).lower()
         if "@" in email:
             found.setdefault(email, None)
     return tuple(found)[:limit]
+
+
+def clean_raw(value: str | None, *, limit: int) -> str:
+    """A raw header value unfolded and surrogate-free, without RFC 2047 decoding."""
+    if not value:
+        return ""
+    text = unfold(value[: limit * 4])
+    if not text.isascii():
+        text = decode_bytes(text.encode("utf-8", "surrogateescape"))
+    return _CONTROL.sub("", text)[:limit].strip()
+
+
+def normalise_message_id(value: str | None) -> str | None:
+    """A Message-ID without <>, comments and whitespace; None when nothing is left."""
+    text = clean_raw(value, limit=MAX_MESSAGE_ID * 4)
+    angle = _ANGLE.search(text)
+    candidate = angle[1] if angle else _COMMENT.sub(" ", text)
+    candidate = "".join(candidate.split()).strip("<>")
+    return candidate[:MAX_MESSAGE_ID] or None
+
+
+def find_message_ids(value: str | None, *, limit: int) -> tuple[str, ...]:
+    """The ids in In-Reply-To:/References:, in order, de-duplicated, bounded.
+
+    When there are too many, the first (the thread root) and the last ones (the
+    nearest ancestors) are kept.
+    """
+    text = clean_raw(value, limit=limit * MAX_MESSAGE_ID)
+    raw_ids = _ANGLE.findall(text)
+    if not raw_ids:
+        raw_ids = _BARE_EMAIL.findall(_COMMENT.sub(" ", text))
+    found: dict[str, None] = {}
+    for raw_id in raw_ids:
+        message_id = "".join(raw_id.split())[:MAX_MESSAGE_ID]
+        if message_id:
+            found.setdefault(message_id, None)
+    ids = tuple(found)
+    if len(ids) > limit:
+        ids = ids[:1] + ids[len(ids) - limit + 1 :]
+    return ids

@@ -27,10 +27,12 @@ MAX_URL = 1024
 MAX_REF = 256
 MAX_SCAN_LINES = 4000
 
+# "are available in the git repository at:" and its variants, ending a line.
 _ANNOUNCE = re.compile(
-    r"\bare (?:available|found) (?:in|at|from)\b.*\b(?:repository|at)\s*:?\s*$",
-    re.IGNORECASE,
+    r"\bare (?:available|found) (?:in|at|from)\b[^\n]*\b(?:repository|at)[ \t]*:?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
 )
+_ANNOUNCE_WORDS = ("vailable", "VAILABLE", "ound in", "OUND IN")
 _URL = re.compile(
     r"^(?:(?:git|ssh|git\+ssh|ssh\+git|https?|rsync)://[^\s<>\"']+"
     r"|[\w.+-]+@[\w.-]+:[^\s<>\"']+)$",
@@ -41,7 +43,7 @@ _GIT_PULL = re.compile(r"^\s*git pull\s+(\S+)(?:\s+(\S+))?\s*$")
 
 
 def _unquoted_lines(text: str) -> list[str]:
-    lines = text.splitlines()[:MAX_SCAN_LINES]
+    lines = text.split("\n", MAX_SCAN_LINES)[:MAX_SCAN_LINES]
     return [line.rstrip() for line in lines if not line.lstrip().startswith(">")]
 
 
@@ -67,9 +69,9 @@ def _request(url: str, ref: str | None) -> PullRequest | None:
     return PullRequest(url=url, ref=ref)
 
 
-def _after_announcement(lines: list[str], index: int) -> PullRequest | None:
-    """Read the URL line (and a wrapped tail) after "are available in ... at:"."""
-    rest = [line for line in lines[index + 1 : index + 6]]
+def _after_announcement(text: str) -> PullRequest | None:
+    """Read the URL line (and a wrapped tail) that follows "are available in ... at:"."""
+    rest = _unquoted_lines("\n".join(text.split("\n", 8)[1:8]))
     while rest and not rest[0].strip():
         rest.pop(0)
     if not rest:
@@ -87,14 +89,22 @@ def _after_announcement(lines: list[str], index: int) -> PullRequest | None:
 
 
 def find_pull(text: str) -> PullRequest | None:
-    """The pull request in a mail's (decoded, unquoted) text, or None."""
-    lines = _unquoted_lines(text)
-    for index, line in enumerate(lines):
-        if _ANNOUNCE.search(line):
-            found = _after_announcement(lines, index)
-            if found is not None:
-                return found
-    for line in lines:
+    """The pull request in a mail's (decoded) text, or None; quoted lines never count."""
+    text = text[: MAX_SCAN_LINES * 200]
+    # Substring tests first: the case-insensitive regex is slow on every body.
+    announced = any(word in text for word in _ANNOUNCE_WORDS)
+    if not announced and "git pull" not in text:
+        return None
+    for match in _ANNOUNCE.finditer(text) if announced else ():
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if text[line_start : match.start()].lstrip().startswith(">"):
+            continue
+        found = _after_announcement(text[match.end() :])
+        if found is not None:
+            return found
+    if "git pull" not in text:
+        return None
+    for line in _unquoted_lines(text):
         command = _GIT_PULL.match(line)
         if command:
             found = _request(command[1], command[2])
