@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from e2g.config import Settings
 from e2g.errors import EmptyStore, StoreError
-from e2g.index.fulltext import Fulltext, SearchHit
 from e2g.index.store import Store, StoreCounts
-from e2g.ingest import pipeline
-from e2g.ingest.pipeline import IngestOptions, IngestReport, ProgressCallback
+
+if TYPE_CHECKING:
+    from e2g.index.fulltext import SearchHit
+    from e2g.ingest.pipeline import IngestReport, ProgressCallback
 
 
 def now() -> datetime:
@@ -31,7 +32,9 @@ def ingest(
     progress: ProgressCallback | None = None,
     stdin: BinaryIO | None = None,
 ) -> IngestReport:
-    options = IngestOptions(
+    from e2g.ingest import pipeline
+
+    options = pipeline.IngestOptions(
         now=now(),
         list_name=list_name,
         index_bodies=settings.index_bodies,
@@ -50,6 +53,8 @@ def ingest(
 def reindex(
     settings: Settings, *, progress: Callable[[int], None] | None = None
 ) -> int:
+    from e2g.ingest import pipeline
+
     open_store(settings).close()
     return pipeline.reindex(
         store_path=settings.store_path,
@@ -84,6 +89,8 @@ def search(
     offset: int = 0,
     sort: str = "date",
 ) -> tuple[list[SearchHit], int]:
+    from e2g.index.fulltext import Fulltext
+
     open_store(settings).close()
     fulltext = Fulltext.open(settings.index_dir, create=False)
     try:

@@ -13,10 +13,10 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 REDRAW_SECONDS = 0.1
 
@@ -90,6 +90,10 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self._enabled:
+            # rich costs ~100 ms to import: only a terminal run pays it.
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
             self._progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

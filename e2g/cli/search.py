@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from e2g import api
+from e2g.api import core as api
 from e2g.cli import output
 from e2g.cli.context import state
 from e2g.config import Settings
-from e2g.index.fulltext import SearchHit
+
+if TYPE_CHECKING:
+    from e2g.index.fulltext import SearchHit
 
 
 class Sort(StrEnum):
