@@ -146,6 +146,7 @@ class StoreWriter:
             return
         seq = int(row[0])
         result.duplicates += 1
+        self._keep_earliest_date(seq, message)
         known_lists = {
             list_row[0]
             for list_row in self.connection.execute(
@@ -156,6 +157,16 @@ class StoreWriter:
         if item.list_name not in known_lists:
             result.cross_posts += 1
             result.touched.append(seq)
+
+    def _keep_earliest_date(self, seq: int, message: Message) -> None:
+        """A Message-ID seen twice keeps its earliest date: the first posting counts."""
+        when = _epoch(message.date)
+        if when is None:
+            return
+        self.connection.execute(
+            "UPDATE messages SET date = ?, date_raw = ?, date_source = ? WHERE seq = ? AND date > ?",
+            (when, message.date_raw, str(message.date_source), seq, when),
+        )
 
     def _add_sighting(self, seq: int, item: BatchItem) -> None:
         self.connection.execute(

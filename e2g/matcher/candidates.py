@@ -59,10 +59,9 @@ def _epoch(value: datetime) -> int:
     return int(value.timestamp())
 
 
-def find_candidates(store: Store, request: MatchRequest) -> Pool:
+def exact_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
+    """Stage 1: what a trailer names, equal patch-ids, equal author timestamps."""
     commit = request.commit
-    pool = Pool()
-    low, high = window(commit)
     if request.linked_ids:
         _trailer_candidates(store, request.linked_ids, pool)
     if commit.patch.patch_id:
@@ -82,6 +81,11 @@ def find_candidates(store: Store, request: MatchRequest) -> Pool:
         ),
         "author-date",
     )
+
+
+def subject_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
+    """Stage 2: patches whose subject key equals the commit's summary."""
+    commit = request.commit
     if commit.subject_key:
         pool.add(
             store.select(
@@ -91,6 +95,12 @@ def find_candidates(store: Store, request: MatchRequest) -> Pool:
             ),
             "subject",
         )
+
+
+def map_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
+    """Stage 3: the author's patches and patches touching the same files, in the window."""
+    commit = request.commit
+    low, high = window(commit)
     email = commit.author.email.casefold()
     pool.add(
         store.select(
@@ -101,7 +111,9 @@ def find_candidates(store: Store, request: MatchRequest) -> Pool:
         "author",
     )
     _file_candidates(store, commit, pool, low=low, high=high)
-    return pool
+
+
+STAGES = (exact_candidates, subject_candidates, map_candidates)
 
 
 def _trailer_candidates(store: Store, linked: Sequence[str], pool: Pool) -> None:

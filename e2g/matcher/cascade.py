@@ -12,15 +12,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from e2g.index.store import Store, StoredMessage
-from e2g.matcher.candidates import (
-    LinesOf,
-    MatchRequest,
-    Pool,
-    candidate_info,
-    find_candidates,
-)
+from e2g.matcher.candidates import STAGES, LinesOf, MatchRequest, Pool, candidate_info
 from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
-from e2g.matcher.scoring import score_candidate
+from e2g.matcher.scoring import Score, score_candidate
+from e2g.matcher.similarity import pair_files
 from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
 
 METHOD_RANK = {
@@ -34,6 +29,8 @@ METHOD_RANK = {
 MAX_REJECTED = 5
 # Another accepted candidate this sure, or with the best match's subject, is a posting.
 POSTING_SCORE = 0.80
+# A verdict this sure ends the cascade: later stages only add noise and time.
+SURE = 0.85
 LATE = timedelta(days=1)
 
 
@@ -62,9 +59,16 @@ class Matcher:
 
     def score(self, request: MatchRequest, pool: Pool) -> list[Verdict]:
         verdicts = []
+        paths = request.commit.patch.paths
         for message_id, message in pool.messages.items():
+            sources = pool.sources[message_id]
+            if _disjoint(paths, message, sources):
+                # No file in common and no trailer naming it: the diff similarity is 0
+                # and scoring would veto it; skip decompressing and comparing the diff.
+                verdicts.append(Verdict(message, _NO_COMMON_FILE))
+                continue
             diff, lines = self._diff(message)
-            info = candidate_info(message, diff, pool.sources[message_id])
+            info = candidate_info(message, diff, sources)
             score = score_candidate(
                 request.commit,
                 info,
@@ -75,7 +79,19 @@ class Matcher:
         return verdicts
 
     def match(self, request: MatchRequest) -> LinkResult:
-        verdicts = self.score(request, find_candidates(self.store, request))
+        """Run the stages in order; stop at the first that yields a sure answer."""
+        pool = Pool()
+        verdicts: list[Verdict] = []
+        for stage in STAGES:
+            before = set(pool.messages)
+            stage(self.store, request, pool)
+            fresh = Pool(
+                {mid: m for mid, m in pool.messages.items() if mid not in before},
+                {mid: pool.sources[mid] for mid in pool.messages if mid not in before},
+            )
+            verdicts += self.score(request, fresh)
+            if any(v.score.accepted and v.score.total >= SURE for v in verdicts):
+                break
         accepted = sorted((v for v in verdicts if v.score.accepted), key=_rank)
         info = commit_info(request)
         if not accepted:
@@ -101,7 +117,13 @@ class Matcher:
                     verdict.score.total,
                     verdict.score.evidence,
                 )
-        latest = request.commit.commit_date + LATE
+        latest = (
+            max(
+                request.commit.commit_date,
+                best.message.date or request.commit.commit_date,
+            )
+            + LATE
+        )
         for relative in family(self.store, request.commit, best.message):
             if relative.message_id not in chosen and (
                 relative.date is None or relative.date <= latest
@@ -146,6 +168,16 @@ class Matcher:
                     )
                 )
         return sorted(postings, key=_posting_order)
+
+
+_NO_COMMON_FILE = Score(0.0, "files", False, (), "no file in common with the commit")
+
+
+def _disjoint(paths: Sequence[str], message: StoredMessage, sources: set[str]) -> bool:
+    if "trailer" in sources or "patch-id" in sources or not paths or not message.files:
+        return False
+    pairs, _, _ = pair_files(paths, message.files)
+    return not pairs
 
 
 def _rank(verdict: Verdict) -> tuple[float, int, float]:

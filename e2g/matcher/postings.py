@@ -39,6 +39,8 @@ class ThreadFacts:
 def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMessage]:
     """Other postings of the best match's patch: versions, resends, same patch-id."""
     low, high = window(commit)
+    if best.date is not None:
+        high = max(high, int(best.date.timestamp()) + 86400)
     email = best.patch_author_email or best.author_email
     found = store.select(
         "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ? "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from e2g.matcher.similarity import (
@@ -47,6 +47,10 @@ AUTHOR_DATE_SCORE = 0.98
 # Date window: a mail posted after the commit cannot be its source (a day of slack
 # for clocks); reviews can take a year; older postings lose a little, not all.
 LATE_SLACK = timedelta(days=1)
+# ...except for the author's own posting of the very patch, up to this long after.
+LATE_EXACT_WINDOW = timedelta(days=60)
+LATE_FACTOR = 0.95
+LATE_EXACT_SCORE = 0.97
 EARLY_WINDOW = timedelta(days=365)
 FRESH_AGE = timedelta(days=30)
 OLDEST_DATE_FACTOR = 0.85
@@ -114,6 +118,9 @@ def score_candidate(
         commit, candidate, commit_lines=commit_lines, mail_lines=mail_lines
     )
     date_evidence, late, early = _date_verdict(commit, candidate)
+    if late and _posted_what_was_committed(commit, candidate, signals):
+        late = ""
+        signals = replace(signals, date_factor=signals.date_factor * LATE_FACTOR)
     exact = _score_exact(commit, candidate, signals=signals, late=late)
     if exact is not None:
         return _with_evidence(exact, date_evidence)
@@ -195,7 +202,14 @@ def _score_exact(
     if late:
         return None
     if same_patch_id:
-        return _certain(1.0, "patch-id", f"patch-id equal {candidate.patch_id}")
+        timely = (
+            candidate.date is None or candidate.date <= commit.commit_date + LATE_SLACK
+        )
+        return _certain(
+            1.0 if timely else LATE_EXACT_SCORE,
+            "patch-id",
+            f"patch-id equal {candidate.patch_id}",
+        )
     same_date = candidate.date is not None and candidate.date == commit.author_date
     same_author = (signals.author or 0.0) >= STRONG_SIGNAL
     if same_date and (same_author or signals.shared_files):
@@ -321,6 +335,30 @@ def _veto(
     if small and signals.subject < 0.5 and (signals.author or 0.0) < STRONG_SIGNAL:
         return "diff too small to match on its own, subject and author differ"
     return ""
+
+
+def _posted_what_was_committed(
+    commit: Commit, candidate: CandidateInfo, signals: _Signals
+) -> bool:
+    """A maintainer may commit first and post for review after (days later).
+
+    Only the same content by the same author, soon after the commit, qualifies: the
+    same patch-id, or subject, author and diff all near-equal.
+    """
+    if (
+        candidate.date is None
+        or candidate.date - commit.commit_date > LATE_EXACT_WINDOW
+    ):
+        return False
+    if candidate.patch_id and candidate.patch_id == commit.patch.patch_id:
+        return True
+    strong = STRONG_SIGNAL
+    return (
+        signals.subject >= strong
+        and (signals.author or 0.0) >= strong
+        and signals.diff is not None
+        and signals.diff >= strong
+    )
 
 
 def _date_verdict(

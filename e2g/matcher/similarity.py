@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from pathlib import PurePosixPath
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -92,15 +92,21 @@ def pair_files(
     )
 
 
+def _basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
 def _unique_basenames(paths: Sequence[str]) -> dict[str, str]:
-    counts = Counter(PurePosixPath(path).name for path in paths)
+    if not paths:
+        return {}
+    names = [_basename(path) for path in paths]
+    counts = Counter(names)
     return {
-        PurePosixPath(path).name: path
-        for path in paths
-        if counts[PurePosixPath(path).name] == 1
+        name: path for name, path in zip(names, paths, strict=True) if counts[name] == 1
     }
 
 
+@lru_cache(maxsize=1 << 16)
 def is_informative(line: str) -> bool:
     """Whether a +/- line has enough letters or digits to tell patches apart."""
     alnum = 0

@@ -145,10 +145,26 @@ def test_same_subject_unrelated_diff_other_author_is_rejected() -> None:
 
 
 def test_posted_after_commit_plus_one_day_is_rejected() -> None:
+    # Another sender's mail days after the commit cannot be where it came from.
     late = COMMIT_DATE + timedelta(days=3)
-    result = score(candidate=make_candidate(date=late))
+    other = make_candidate(
+        date=late, patch_id=None, author_name="Kim Lee", author_email="kim@example.org"
+    )
+    result = score(candidate=other)
     assert not result.accepted
     assert result.reason == "posted 3 days after commit (limit 24 hours)"
+
+
+def test_author_posting_what_they_committed_days_later_is_accepted() -> None:
+    # Maintainers commit to their tree, then post for review: same author, same
+    # content, days after the commit date. Accepted, but below a timely posting.
+    late = score(
+        candidate=make_candidate(date=COMMIT_DATE + timedelta(days=3), patch_id=None)
+    )
+    timely = score(candidate=make_candidate(patch_id=None))
+    assert late.accepted
+    assert "posted 3 days after commit" in details(late)
+    assert late.total < timely.total
 
 
 def test_posted_hours_after_commit_is_within_slack() -> None:
@@ -157,14 +173,23 @@ def test_posted_hours_after_commit_is_within_slack() -> None:
     assert "posted 5 hours after commit" in details(result)
 
 
-def test_patch_id_equal_but_late_is_rejected() -> None:
-    candidate = make_candidate(
-        patch_id="d15e916a02d31ac6bf8df509b971545b620ec0b8",
-        date=COMMIT_DATE + timedelta(days=40),
+def test_patch_id_equal_late_is_accepted_within_the_window_only() -> None:
+    patch_id = "d15e916a02d31ac6bf8df509b971545b620ec0b8"
+    soon = score(
+        candidate=make_candidate(
+            patch_id=patch_id, date=COMMIT_DATE + timedelta(days=40)
+        )
     )
-    result = score(candidate=candidate)
-    assert not result.accepted
-    assert "after commit" in result.reason
+    assert soon.accepted
+    assert soon.method == "patch-id"
+    assert soon.total < 1.0
+    much_later = score(
+        candidate=make_candidate(
+            patch_id=patch_id, date=COMMIT_DATE + timedelta(days=70)
+        )
+    )
+    assert not much_later.accepted
+    assert "after commit" in much_later.reason
 
 
 def test_older_than_a_year_is_rejected_but_a_month_is_not_penalised() -> None:
