@@ -193,7 +193,10 @@ def _read_moved(root: Path, entry: FileEntry) -> bytes | None:
     for candidate in _candidates(root, entry):
         try:
             with candidate.open("rb") as file:
-                return file.read(MAX_RAW_MESSAGE)
+                data = file.read(MAX_RAW_MESSAGE)
+                if file.read(1):
+                    log.warning("%s is too long: keeping its start only", candidate)
+                return data
         except FileNotFoundError:
             continue
     return None
