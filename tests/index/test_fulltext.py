@@ -1,0 +1,532 @@
+"""The full-text index (e2g.index.fulltext): prefixes, ranking, updates, crashes, rebuild."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from e2g.errors import IndexError_, QueryError
+from e2g.index.fulltext import MERGE_FACTOR, Fulltext, IndexDoc, SearchHit, rebuild
+
+
+def make_doc(message_id: str, subject: str, **fields: object) -> IndexDoc:
+    values: dict[str, object] = {
+        "message_id": message_id,
+        "subject": subject,
+        "subject_key": subject.lower(),
+        "author_name": "Jens Axboe",
+        "author_email": "axboe@kernel.dk",
+        "lists": ("io-uring.vger.kernel.org",),
+        "date": datetime(2020, 1, 1, tzinfo=UTC),
+        "kind": "patch",
+        "version": 1,
+        "files": (),
+        "thread_root": None,
+        "body": None,
+        "seq": 0,
+    }
+    values.update(fields)
+    return IndexDoc(**values)  # type: ignore[arg-type]
+
+
+DOCS = (
+    make_doc(
+        "slab-v2@kernel.dk",
+        "[PATCH v2 1/3] mm/slab: fix use after free in kmem_cache_free",
+        lists=("linux-mm.kvack.org",),
+        date=datetime(2019, 3, 10, 12, 0, tzinfo=UTC),
+        version=2,
+        files=("mm/slab.c", "include/linux/slab.h"),
+        seq=1,
+    ),
+    make_doc(
+        "send@gmail.com",
+        "[PATCH net-next] io_uring: add support for IORING_OP_SEND",
+        author_name="Pavel Begunkov",
+        author_email="asml.silence@gmail.com",
+        lists=("io-uring.vger.kernel.org", "netdev.vger.kernel.org"),
+        date=datetime(2020, 5, 1, tzinfo=UTC),
+        files=("io_uring/net.c",),
+        seq=2,
+    ),
+    make_doc(
+        "review@example.org",
+        "Re: [PATCH v2 1/3] mm/slab: fix use after free in kmem_cache_free",
+        author_name="José Pérez",
+        author_email="jose@example.org",
+        lists=("linux-mm.kvack.org",),
+        date=datetime(2019, 3, 11, 8, 0, tzinfo=UTC),
+        kind="reply",
+        version=2,
+        thread_root="slab-v2@kernel.dk",
+        body="Looks good to me.",
+        seq=3,
+    ),
+    make_doc(
+        "cover@intel.com",
+        "[PATCH 0/3] mm: cleanup for slab",
+        author_name="Kernel Test Robot",
+        author_email="lkp@intel.com",
+        lists=("linux-mm.kvack.org",),
+        date=datetime(2019, 6, 30, 23, 30, tzinfo=UTC),
+        kind="cover",
+        seq=4,
+    ),
+    make_doc(
+        "pull@kernel.dk",
+        "[GIT PULL] io_uring fixes for 5.10-rc1",
+        date=datetime(2020, 10, 20, tzinfo=UTC),
+        kind="pull",
+        body="This fixes a use after free in the poll path, and a leak.",
+        seq=5,
+    ),
+    make_doc(
+        "fair@example.cn",
+        "[PATCH] x86/mm: random fix",
+        author_name="张三",
+        author_email="zhang@example.cn",
+        lists=("linux-kernel.vger.kernel.org",),
+        date=None,
+        seq=6,
+    ),
+    make_doc(
+        "bot@kernel.org",
+        "Re: [PATCH] io_uring/poll: KASAN: use-after-free Read in io_poll",
+        author_name="patchwork-bot+netdevbpf",
+        author_email="patchwork-bot+netdevbpf@kernel.org",
+        date=datetime(2021, 1, 1, tzinfo=UTC),
+        kind="reply",
+        seq=7,
+    ),
+)
+
+
+def build(directory: Path, docs: tuple[IndexDoc, ...] = DOCS) -> Fulltext:
+    fulltext = Fulltext.open(directory)
+    with fulltext.writer() as writer:
+        for doc in docs:
+            writer.add(doc)
+        writer.commit()
+    return fulltext
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
+    return build(tmp_path_factory.mktemp("fulltext") / "index")
+
+
+def ids(fulltext: Fulltext, query: str, **options: object) -> list[str]:
+    hits, total = fulltext.search(query, limit=100, **options)  # type: ignore[arg-type]
+    assert total == len(hits)
+    return [hit.message_id for hit in hits]
+
+
+def found(fulltext: Fulltext, query: str) -> set[str]:
+    return set(ids(fulltext, query))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("s:io_uring", {"send@gmail.com", "pull@kernel.dk", "bot@kernel.org"}),
+        ("subject:kmem_cache_free", {"slab-v2@kernel.dk", "review@example.org"}),
+        ("s:uring", {"send@gmail.com", "pull@kernel.dk", "bot@kernel.org"}),
+        ("f:axboe", {"slab-v2@kernel.dk", "pull@kernel.dk"}),
+        ("f:Jens", {"slab-v2@kernel.dk", "pull@kernel.dk"}),
+        ("from:AXBOE@kernel.dk", {"slab-v2@kernel.dk", "pull@kernel.dk"}),
+        ('f:"jens axboe"', {"slab-v2@kernel.dk", "pull@kernel.dk"}),
+        ("f:asml.silence", {"send@gmail.com"}),
+        ("f:gmail.com", {"send@gmail.com"}),
+        ("file:mm/", {"slab-v2@kernel.dk"}),
+        ("file:mm/slab.c", {"slab-v2@kernel.dk"}),
+        ("file:mm", {"slab-v2@kernel.dk"}),
+        ("file:slab.h", {"slab-v2@kernel.dk"}),
+        ("file:include/linux/", {"slab-v2@kernel.dk"}),
+        ("file:io_uring/net.c", {"send@gmail.com"}),
+        ("file:mm/slub.c", set()),
+        (
+            "list:linux-mm.kvack.org",
+            {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"},
+        ),
+        ("l:linux-mm", {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"}),
+        ("is:patch", {"slab-v2@kernel.dk", "send@gmail.com", "fair@example.cn"}),
+        ("is:cover", {"cover@intel.com"}),
+        ("is:pull", {"pull@kernel.dk"}),
+        ("is:reply", {"review@example.org", "bot@kernel.org"}),
+        ("v:2", {"slab-v2@kernel.dk", "review@example.org"}),
+        ("v:3", set()),
+        ("mm:", {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"}),
+        ("x86:", {"fair@example.cn"}),
+        ("x86/mm:", {"fair@example.cn"}),
+        ("mm/slab:", {"slab-v2@kernel.dk", "review@example.org"}),
+        ("net-next", {"send@gmail.com"}),
+        ("io_uring/poll:", {"bot@kernel.org"}),
+        ("5.10-rc1", {"pull@kernel.dk"}),
+        ("slab", {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"}),
+        ("leak", {"pull@kernel.dk"}),  # body only: bodies were given for this doc
+        ("s:leak", set()),
+    ],
+)
+def test_every_prefix(index: Fulltext, query: str, expected: set[str]) -> None:
+    assert found(index, query) == expected
+
+
+def test_phrases(index: Fulltext) -> None:
+    assert found(index, '"use after free"') == {
+        "slab-v2@kernel.dk",
+        "review@example.org",
+        "bot@kernel.org",  # "use-after-free" in the subject
+        "pull@kernel.dk",  # in the body
+    }
+    assert found(index, 's:"use after free"') == {
+        "slab-v2@kernel.dk",
+        "review@example.org",
+        "bot@kernel.org",
+    }
+    assert found(index, '"free after use"') == set()
+    assert found(index, '"mm/slab: fix"') == {"slab-v2@kernel.dk", "review@example.org"}
+
+
+def test_negation(index: Fulltext) -> None:
+    assert found(index, "s:slab -is:reply") == {"slab-v2@kernel.dk", "cover@intel.com"}
+    assert found(index, '"use after free" -f:bot') == {
+        "slab-v2@kernel.dk",
+        "review@example.org",
+        "pull@kernel.dk",
+    }
+    only_negative = found(index, "-is:reply -is:patch")
+    assert only_negative == {"cover@intel.com", "pull@kernel.dk"}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (
+            "d:2019-01-01..2019-06-30",
+            {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"},
+        ),
+        ("d:2019-03-11", {"review@example.org"}),
+        ("d:..2019-03-10", {"slab-v2@kernel.dk"}),
+        ("d:2020-01-01..", {"send@gmail.com", "pull@kernel.dk", "bot@kernel.org"}),
+        ("d:2019-07", set()),
+        ("d:2020 is:patch", {"send@gmail.com"}),
+        ("-d:..2020-12-31", {"bot@kernel.org", "fair@example.cn"}),
+    ],
+)
+def test_date_ranges(index: Fulltext, query: str, expected: set[str]) -> None:
+    assert found(index, query) == expected
+    assert set(ids(index, query, sort="relevance")) == expected
+
+
+def test_newest_first_by_default_and_undated_last(index: Fulltext) -> None:
+    assert ids(index, "-is:cover") == [
+        "bot@kernel.org",
+        "pull@kernel.dk",
+        "send@gmail.com",
+        "review@example.org",
+        "slab-v2@kernel.dk",
+        "fair@example.cn",
+    ]
+
+
+def test_relevance_puts_subject_hits_above_body_only_hits(index: Fulltext) -> None:
+    ranked = ids(index, "use after free", sort="relevance")
+    assert ranked[-1] == "pull@kernel.dk"  # the only body-only hit
+    assert set(ranked[:-1]) == {
+        "slab-v2@kernel.dk",
+        "review@example.org",
+        "bot@kernel.org",
+    }
+    hits, _ = index.search("use after free", sort="relevance")
+    assert hits[0].score >= hits[-1].score > 0
+
+
+def test_non_ascii_names(index: Fulltext) -> None:
+    for query in ("f:josé", "f:jose", "f:PÉREZ", 'f:"José Pérez"'):
+        assert found(index, query) == {"review@example.org"}, query
+    assert found(index, "f:张三") == {"fair@example.cn"}
+
+
+def test_hits_carry_the_stored_fields(index: Fulltext) -> None:
+    hits, total = index.search("list:netdev")
+    assert total == 1
+    (hit,) = hits
+    assert hit.message_id == "send@gmail.com"
+    assert hit.lists == ("io-uring.vger.kernel.org", "netdev.vger.kernel.org")
+    assert hit.author_name == "Pavel Begunkov"
+    assert hit.author_email == "asml.silence@gmail.com"
+    assert hit.date == datetime(2020, 5, 1, tzinfo=UTC)
+    assert hit.kind == "patch"
+    assert hit.version == 1
+    assert hit.files == ("io_uring/net.c",)
+    assert hit.subject == "[PATCH net-next] io_uring: add support for IORING_OP_SEND"
+    reply, _ = index.search("f:jose")
+    assert reply[0].thread_root == "slab-v2@kernel.dk"
+    undated, _ = index.search("x86:")
+    assert undated[0].date is None
+
+
+def test_cross_post_found_by_either_list(index: Fulltext) -> None:
+    assert "send@gmail.com" in found(index, "list:io-uring.vger.kernel.org")
+    assert "send@gmail.com" in found(index, "list:netdev.vger.kernel.org")
+
+
+def test_limit_offset_and_no_hits(index: Fulltext) -> None:
+    everything = ids(index, "-is:cover")
+    hits, total = index.search("-is:cover", limit=2, offset=1)
+    assert total == len(everything)
+    assert [hit.message_id for hit in hits] == everything[1:3]
+    assert index.search("nosuchwordanywhere") == ([], 0)
+    assert index.search("-is:cover", limit=0) == ([], len(everything))
+
+
+def test_bad_queries_raise_query_error(index: Fulltext) -> None:
+    for query in ['"unbalanced', "d:garbage", "is:bogus", ""]:
+        with pytest.raises(QueryError):
+            index.search(query)
+    with pytest.raises(QueryError, match="unknown sort"):
+        index.search("slab", sort="size")
+
+
+def test_update_by_message_id_does_not_duplicate(tmp_path: Path) -> None:
+    fulltext = build(tmp_path / "index")
+    changed = replace(
+        DOCS[0], subject="[PATCH v3] mm/slab: rewritten completely", seq=8
+    )
+    with fulltext.writer() as writer:
+        writer.add(changed)
+        writer.add(replace(DOCS[1], seq=9))  # a resend: same Message-ID
+        writer.add(replace(DOCS[1], seq=10))  # twice in one batch
+        writer.commit()
+    assert fulltext.count() == len(DOCS)
+    assert found(fulltext, "kmem_cache_free") == {"review@example.org"}
+    assert found(fulltext, "rewritten") == {"slab-v2@kernel.dk"}
+    assert ids(fulltext, "list:netdev") == ["send@gmail.com"]
+    assert fulltext.last_seq() == 10
+    with fulltext.writer() as writer:
+        writer.delete("send@gmail.com")
+        writer.commit()
+    assert fulltext.count() == len(DOCS) - 1
+    assert found(fulltext, "list:netdev") == set()
+
+
+def test_last_seq_persists_across_reopen(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    fresh = Fulltext.open(directory)
+    assert (fresh.last_seq(), fresh.count()) == (0, 0)
+    fresh.close()
+    build(directory).close()
+    with Fulltext.open(directory, create=False) as reopened:
+        assert reopened.last_seq() == 7
+        assert reopened.count() == len(DOCS)
+        # an older seq arriving later never moves last_seq back
+        with reopened.writer() as writer:
+            writer.add(replace(DOCS[0], seq=2))
+            writer.commit()
+        assert reopened.last_seq() == 7
+
+
+def test_uncommitted_batch_is_invisible_and_discarded(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    fulltext = build(directory, DOCS[:3])
+    reader = Fulltext.open(directory, create=False)
+    assert reader.count() == 3
+    with fulltext.writer() as writer:
+        for doc in DOCS[3:]:
+            writer.add(doc)
+        assert found(reader, "is:cover") == set()  # a reader sees the last commit
+        writer.commit()
+        assert found(reader, "is:cover") == {"cover@intel.com"}
+        writer.add(make_doc("late@x", "never committed", seq=99))
+    assert found(reader, "committed") == set()
+    assert reader.last_seq() == 7
+    reader.close()
+
+
+def test_two_writers_collide_with_a_clear_error(tmp_path: Path) -> None:
+    fulltext = Fulltext.open(tmp_path / "index")
+    with fulltext.writer(), pytest.raises(IndexError_, match="another e2g process"):
+        fulltext.writer()
+    with fulltext.writer() as writer:  # the lock was released
+        writer.add(DOCS[0])
+        writer.commit()
+        with fulltext.writer() as second:  # committed: the first holds nothing now
+            second.cancel()
+
+
+def test_missing_or_broken_index(tmp_path: Path) -> None:
+    with pytest.raises(IndexError_, match="e2g reindex"):
+        Fulltext.open(tmp_path / "absent", create=False)
+    directory = tmp_path / "broken"
+    build(directory).close()
+    for toc in directory.glob("_MAIN_*.toc"):
+        toc.write_bytes(b"\x00garbage" * 10)
+    with pytest.raises(IndexError_, match="e2g reindex"):
+        Fulltext.open(directory)
+
+
+def test_rebuild_gives_the_same_hits_as_incremental(tmp_path: Path) -> None:
+    incremental = Fulltext.open(tmp_path / "incremental")
+    for start in range(0, len(DOCS), 3):  # several batches, with a resend in between
+        with incremental.writer() as writer:
+            for doc in DOCS[start : start + 3]:
+                writer.add(doc)
+            writer.add(replace(DOCS[0], seq=DOCS[0].seq))
+            writer.commit()
+    progress: list[int] = []
+    assert rebuild(tmp_path / "rebuilt", iter(DOCS), progress=progress.append) == len(
+        DOCS
+    )
+    assert progress[-1] == len(DOCS)
+    rebuilt = Fulltext.open(tmp_path / "rebuilt", create=False)
+    assert rebuilt.last_seq() == incremental.last_seq() == 7
+    assert rebuilt.count() == incremental.count()
+    queries = [
+        "-is:pull",
+        "mm:",
+        '"use after free"',
+        "f:jose",
+        "file:mm/",
+        "d:2019",
+        "slab",
+    ]
+    for query in queries:
+        assert incremental.search(query) == rebuilt.search(query)
+        # scores differ slightly: replaced documents linger in the statistics until
+        # Whoosh merges their segment; the order and the stored fields must not
+        assert unscored(incremental, query) == unscored(rebuilt, query)
+
+
+def unscored(fulltext: Fulltext, query: str) -> tuple[list[SearchHit], int]:
+    hits, total = fulltext.search(query, sort="relevance")
+    return [replace(hit, score=0.0) for hit in hits], total
+
+
+def test_rebuild_swaps_in_place_while_a_reader_is_open(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    reader = build(directory, DOCS[:2])
+    assert rebuild(directory, iter(DOCS)) == len(DOCS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # temp dirs gone
+    with Fulltext.open(directory, create=False) as reopened:
+        assert reopened.count() == len(DOCS)
+        assert reopened.last_seq() == 7
+    reader.close()
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from dataclasses import replace
+    from pathlib import Path
+    from e2g.index.fulltext import Fulltext
+    sys.path.insert(0, sys.argv[3])
+    from test_fulltext import DOCS
+    fulltext = Fulltext.open(Path(sys.argv[1]))
+    mode = sys.argv[2]
+    seq = 0
+    def batch(size):
+        global seq
+        writer = fulltext.writer()
+        for number in range(size):
+            seq += 1
+            doc = DOCS[number % len(DOCS)]
+            writer.add(replace(doc, message_id=f"{seq}@child", seq=seq))
+        return writer
+    batch(50).commit()
+    print("committed", flush=True)
+    if mode == "idle":
+        writer = batch(2000)
+        print("adding", flush=True)
+        time.sleep(60)
+    while True:  # mode "busy": kill lands anywhere, often inside a commit
+        batch(300).commit()
+    """
+)
+
+
+def run_child(directory: Path, mode: str) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(directory), mode, str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "committed"
+    return child
+
+
+def kill(child: subprocess.Popen[str]) -> None:
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_writer_killed_mid_batch_keeps_the_last_commit(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    child = run_child(directory, "idle")
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "adding"
+    with Fulltext.open(directory, create=False) as reader:  # readers work meanwhile
+        assert reader.count() == 50
+    kill(child)
+    with Fulltext.open(directory, create=False) as fulltext:
+        assert fulltext.last_seq() == 50
+        assert fulltext.count() == 50
+        hits, total = fulltext.search("is:cover", limit=100)
+        assert total == len(
+            [n for n in range(50) if DOCS[n % len(DOCS)].kind == "cover"]
+        )
+        with fulltext.writer() as writer:  # the dead writer's lock is gone
+            writer.add(replace(DOCS[0], seq=51))
+            writer.commit()
+        assert fulltext.last_seq() == 51
+
+
+def test_writer_killed_during_commits_is_never_ahead(tmp_path: Path) -> None:
+    directory = tmp_path / "index"
+    child = run_child(directory, "busy")
+    searches = 0
+    with Fulltext.open(directory, create=False) as reader:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:  # search while the child commits
+            hits, total = reader.search("is:patch", limit=5)
+            assert total >= 1 and len(hits) == 5
+            searches += 1
+    assert searches > 5
+    kill(child)
+    with Fulltext.open(directory, create=False) as fulltext:
+        last, count = fulltext.last_seq(), fulltext.count()
+        # the sidecar is written after the commit: it may lag, never lead
+        assert 50 <= last <= count
+        assert (count - 50) % 300 == 0 and (last - 50) % 300 == 0
+        assert fulltext.search("mm:")[1] > 0
+        with fulltext.writer() as writer:
+            writer.add(replace(DOCS[0], seq=count + 1))
+            writer.commit()
+
+
+def test_many_small_commits_keep_few_segments(tmp_path: Path) -> None:
+    fulltext = Fulltext.open(tmp_path / "index")
+    for number in range(3 * MERGE_FACTOR):
+        with fulltext.writer() as writer:
+            writer.add(
+                replace(
+                    DOCS[number % len(DOCS)], message_id=f"{number}@x", seq=number + 1
+                )
+            )
+            writer.commit()
+    segments = list((tmp_path / "index").glob("*.seg"))
+    assert 1 <= len(segments) <= MERGE_FACTOR  # one per commit without merging
+    assert fulltext.count() == 3 * MERGE_FACTOR
+    assert fulltext.search("s:slab")[1] == len(
+        [n for n in range(3 * MERGE_FACTOR) if "slab" in DOCS[n % len(DOCS)].subject]
+    )
