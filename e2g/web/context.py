@@ -1,0 +1,160 @@
+"""What every request handler needs: settings, the repo, templates, and the link cache.
+
+`WebContext` lives on `app.state`; handlers get it and the `Linking` functions through
+FastAPI dependencies, so a rendering test can swap `linking` for a fake.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol
+
+import jinja2
+from fastapi import Query, Request
+
+from e2g.config import Settings
+from e2g.model import LinkResult
+from e2g.web.render import is_full_sha
+
+CACHE_ENTRIES = 512
+STATS_SECONDS = 60  # stats read the whole repo: recompute at most once a minute
+
+StatsBy = Literal["dir", "list", "year", "method"]  # e2g.api.stats.GROUPINGS
+StatsDepth = Annotated[int, Query(ge=1, le=8)]
+
+
+class Linking(Protocol):
+    """The slice of `e2g.api` that runs git and the matcher."""
+
+    def link(self, settings: Settings, rev: str, *, repo: Path) -> LinkResult: ...
+
+    def link_json(self, result: LinkResult) -> dict[str, Any]: ...
+
+    def stats(self, settings: Settings, *, repo: Path, by: str, depth: int) -> Any: ...
+
+    def render_svg(self, result: Any) -> str: ...
+
+
+class ApiLinking:
+    """The real thing, imported on first use: it pulls in GitPython and the matcher."""
+
+    def link(self, settings: Settings, rev: str, *, repo: Path) -> LinkResult:
+        from e2g.api.link import link
+
+        return link(settings, rev, repo=repo)
+
+    def link_json(self, result: LinkResult) -> dict[str, Any]:
+        from e2g.api.link import link_json
+
+        return link_json(result)
+
+    def stats(self, settings: Settings, *, repo: Path, by: str, depth: int) -> Any:
+        from e2g.api.stats import stats
+
+        return stats(settings, repo=repo, by=by, depth=depth)
+
+    def render_svg(self, result: Any) -> str:
+        from e2g.api.stats import render_svg
+
+        return render_svg(result)
+
+
+def store_signature(settings: Settings) -> tuple[int, ...]:
+    """Changes whenever an ingest commits: the store file and its WAL, sizes and times."""
+    signature: list[int] = []
+    for path in (settings.store_path, Path(f"{settings.store_path}-wal")):
+        try:
+            found = path.stat()
+        except OSError:
+            signature.extend((0, 0))
+        else:
+            signature.extend((found.st_mtime_ns, found.st_size))
+    return tuple(signature)
+
+
+class ResultCache:
+    """A small LRU of results that stay valid while the store is unchanged.
+
+    Keys must name immutable things (a full commit sha, stats parameters): a branch name
+    moves, so callers cache under the sha the result reports.
+    """
+
+    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+        self._entries = entries
+        self._items: OrderedDict[tuple[object, ...], tuple[tuple[int, ...], object]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...], signature: tuple[int, ...]) -> object | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None or found[0] != signature:
+                return None
+            self._items.move_to_end(key)
+            return found[1]
+
+    def put(
+        self, key: tuple[object, ...], signature: tuple[int, ...], value: object
+    ) -> None:
+        if self._entries <= 0:
+            return
+        with self._lock:
+            self._items[key] = (signature, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self._entries:
+                self._items.popitem(last=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WebContext:
+    settings: Settings
+    repo: Path
+    templates: jinja2.Environment
+    cache: ResultCache
+    stylesheet: bytes
+
+    def cached(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
+        signature = store_signature(self.settings)
+        found = self.cache.get(key, signature)
+        if found is None:
+            found = compute()
+            self.cache.put(key, signature, found)
+        return found
+
+
+def web_context(request: Request) -> WebContext:
+    context: WebContext = request.app.state.e2g
+    return context
+
+
+def linking() -> Linking:
+    """A dependency: unit tests of rendering override it with a fake."""
+    return ApiLinking()
+
+
+def link_result(context: WebContext, links: Linking, rev: str) -> LinkResult:
+    """`link(rev)`, cached by full sha while the store is unchanged."""
+    # Taken before linking: if an ingest commits meanwhile, the entry is already stale.
+    signature = store_signature(context.settings)
+    if is_full_sha(rev):
+        found = context.cache.get(("link", rev), signature)
+        if isinstance(found, LinkResult):
+            return found
+    result = links.link(context.settings, rev, repo=context.repo)
+    context.cache.put(("link", result.commit.sha), signature, result)
+    return result
+
+
+def stats_result(context: WebContext, links: Linking, by: str, depth: int) -> Any:
+    """`stats(...)`, cached per minute and while the store is unchanged."""
+    bucket = int(time.monotonic() // STATS_SECONDS)
+    return context.cached(
+        ("stats", by, depth, bucket),
+        lambda: links.stats(context.settings, repo=context.repo, by=by, depth=depth),
+    )

@@ -1,0 +1,212 @@
+"""The HTML pages: front page and box, commit, thread, raw download, search, stats.
+
+Each handler checks its inputs (bounded, validated), calls one `e2g.api` function and
+renders one autoescaped template. No JavaScript anywhere: forms are GET forms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from e2g import api, errors
+from e2g.api import threads
+from e2g.model import LinkResult, Posting
+from e2g.web.context import (
+    Linking,
+    StatsBy,
+    StatsDepth,
+    WebContext,
+    link_result,
+    linking,
+    stats_result,
+    web_context,
+)
+from e2g.web.render import (
+    check_message_id,
+    check_rev,
+    message_candidate,
+    message_path,
+    route_box,
+)
+
+router = APIRouter(include_in_schema=False)
+
+PAGE_SIZE = 20
+MAX_PAGE = 500  # 10,000 hits deep is as far as anyone pages
+
+Context = Annotated[WebContext, Depends(web_context)]
+Links = Annotated[Linking, Depends(linking)]
+
+
+def render(
+    context: WebContext, name: str, *, status: int = 200, **values: Any
+) -> HTMLResponse:
+    page = context.templates.get_template(name).render(**values)
+    return HTMLResponse(page, status_code=status, headers={"cache-control": "no-cache"})
+
+
+@router.get("/static/style.css")
+def stylesheet(context: Context) -> Response:
+    # Served from memory: no request value is ever joined into a file path.
+    return Response(
+        context.stylesheet,
+        media_type="text/css",
+        headers={"cache-control": "public, max-age=3600"},
+    )
+
+
+@router.get("/")
+def front(context: Context) -> HTMLResponse:
+    try:
+        counts = api.counts(context.settings)
+        busy = threads.discussed_threads(context.settings)
+        commits = threads.recent_commits(context.settings, repo=context.repo)
+    except errors.EmptyStore:
+        counts, busy, commits = None, [], []
+    return render(context, "index.html", counts=counts, busy=busy, commits=commits)
+
+
+@router.get("/go")
+def go(
+    context: Context, q: Annotated[str, Query(max_length=2000)] = ""
+) -> RedirectResponse:
+    """The box: route a commit id, a Message-ID or a query to its page."""
+    candidate = message_candidate(q)
+    known = candidate is not None and threads.has_message(context.settings, candidate)
+    target = route_box(q, known_message=known)
+    if not q.strip():
+        url = "/"
+    elif target.kind == "commit":
+        url = f"/commit/{target.value}"
+    elif target.kind == "message":
+        url = f"/thread/{message_path(target.value)}#focus"
+    else:
+        url = context_url("/search", q=target.value)
+    return RedirectResponse(url, status_code=303)
+
+
+def context_url(path: str, **query: str) -> str:
+    return f"{path}?{urlencode(query)}"
+
+
+def ordered_postings(result: LinkResult, order: str) -> list[Posting]:
+    """Newest version first (latest date breaks ties), or series order (v1 first)."""
+
+    def stamp(posting: Posting) -> float:
+        return posting.date.timestamp() if posting.date else 0.0
+
+    if order == "series":
+        return sorted(
+            result.postings, key=lambda p: (p.version, p.kind != "cover", stamp(p))
+        )
+    return sorted(result.postings, key=lambda p: (-p.version, -stamp(p)))
+
+
+@router.get("/commit/{rev:path}")
+def commit_page(
+    rev: str,
+    context: Context,
+    links: Links,
+    order: Literal["newest", "series"] = "newest",
+) -> HTMLResponse:
+    result = link_result(context, links, check_rev(rev))
+    return render(
+        context,
+        "commit.html",
+        commit=result.commit,
+        postings=ordered_postings(result, order),
+        rejected=result.rejected[:20],
+        order=order,
+        box_value=rev,
+    )
+
+
+@router.get("/thread/{message_id:path}")
+def thread_page(message_id: str, context: Context) -> HTMLResponse:
+    wanted = check_message_id(message_id)
+    view = threads.thread_view(context.settings, wanted)
+    if view is None:
+        raise errors.NotFound(f"no message <{wanted}> in the store")
+    first = view.nodes[0].message if view.nodes else None
+    title = (first.subject if first else "") or "(no subject)"
+    return render(context, "thread.html", view=view, title=title)
+
+
+@router.get("/raw/{message_id:path}")
+def raw_download(message_id: str, context: Context) -> Response:
+    wanted = check_message_id(message_id)
+    data = threads.raw_message(context.settings, wanted)
+    if data is None:
+        raise errors.NotFound(f"no message <{wanted}> in the store")
+    # The file name is ours, never the mail's: a hash of the Message-ID.
+    name = hashlib.sha1(wanted.encode("utf-8", "replace")).hexdigest()[:16]
+    return Response(
+        data,
+        media_type="message/rfc822",
+        headers={"content-disposition": f'attachment; filename="message-{name}.eml"'},
+    )
+
+
+@router.get("/search")
+def search_page(
+    request: Request,
+    context: Context,
+    q: Annotated[str, Query(max_length=2000)] = "",
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
+    sort: Literal["date", "relevance"] = "date",
+) -> HTMLResponse:
+    hits: list[Any] = []
+    total, problem = 0, None
+    if q.strip():
+        try:
+            hits, total = api.search(
+                context.settings,
+                q,
+                limit=PAGE_SIZE,
+                offset=(page - 1) * PAGE_SIZE,
+                sort=sort,
+            )
+        except errors.QueryError as error:
+            problem = str(error)
+    pages = max(1, min(MAX_PAGE, -(-total // PAGE_SIZE)))
+    first = (page - 1) * PAGE_SIZE + 1
+    return render(
+        context,
+        "search.html",
+        query=q,
+        sort=sort,
+        hits=hits,
+        total=total,
+        page=page,
+        pages=pages,
+        first=first,
+        last=first + len(hits) - 1,
+        problem=problem,
+        box_value=q,
+        status=400 if problem else 200,
+    )
+
+
+@router.get("/stats")
+def stats_page(
+    context: Context, links: Links, by: StatsBy = "dir", depth: StatsDepth = 1
+) -> HTMLResponse:
+    result = stats_result(context, links, by, depth)
+    return render(context, "stats.html", rows=result.rows, by=by, depth=depth)
+
+
+@router.get("/stats.svg")
+def stats_chart(
+    context: Context, links: Links, by: StatsBy = "dir", depth: StatsDepth = 1
+) -> Response:
+    # Shown through <img>: an SVG there can never run a script, and the page itself
+    # marks nothing as safe.
+    svg = links.render_svg(stats_result(context, links, by, depth))
+    return Response(
+        svg, media_type="image/svg+xml", headers={"cache-control": "no-cache"}
+    )

@@ -1,0 +1,121 @@
+"""The JSON API under /api/v1/: commits, messages, threads, search, stats.
+
+Objects are the same as the CLI's `--json` output (`link_json`, the search hit shape).
+Every failure answers with the one error shape, documented in the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from e2g import api, errors
+from e2g.api import threads
+from e2g.web.context import (
+    Linking,
+    StatsBy,
+    StatsDepth,
+    WebContext,
+    link_result,
+    linking,
+    stats_result,
+    web_context,
+)
+from e2g.web.render import (
+    check_message_id,
+    check_rev,
+    hit_json,
+    message_json,
+    thread_json,
+)
+
+MAX_LIMIT = 100
+MAX_OFFSET = 10_000
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {
+        "model": ErrorBody,
+        "description": "A parameter is malformed or out of bounds",
+    },
+    404: {"model": ErrorBody, "description": "Not in the store or the repository"},
+    503: {"model": ErrorBody, "description": "No store, index or repository to read"},
+}
+
+router = APIRouter(prefix="/api/v1", responses=ERRORS)
+
+Context = Annotated[WebContext, Depends(web_context)]
+Links = Annotated[Linking, Depends(linking)]
+
+
+@router.get(
+    "/commits/{rev:path}",
+    summary="A commit and every posting of its patch (e2g link --json)",
+)
+def commit(rev: str, context: Context, links: Links) -> JSONResponse:
+    result = link_result(context, links, check_rev(rev))
+    return JSONResponse(links.link_json(result))
+
+
+@router.get(
+    "/messages/{message_id:path}", summary="One message: headers, body, trailers, diff"
+)
+def message(message_id: str, context: Context) -> JSONResponse:
+    wanted = check_message_id(message_id)
+    view = threads.message_view(context.settings, wanted)
+    if view is None:
+        raise errors.NotFound(f"no message <{wanted}> in the store")
+    return JSONResponse(message_json(view, context.settings))
+
+
+@router.get(
+    "/threads/{message_id:path}",
+    summary="The whole thread a message belongs to, as a tree",
+)
+def thread(message_id: str, context: Context) -> JSONResponse:
+    wanted = check_message_id(message_id)
+    view = threads.thread_view(context.settings, wanted)
+    if view is None:
+        raise errors.NotFound(f"no message <{wanted}> in the store")
+    return JSONResponse(thread_json(view, context.settings))
+
+
+@router.get("/search", summary="Full-text search, the query language of e2g search")
+def search(
+    context: Context,
+    q: Annotated[str, Query(min_length=1, max_length=2000)],
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    sort: Literal["date", "relevance"] = "date",
+) -> JSONResponse:
+    hits, total = api.search(context.settings, q, limit=limit, offset=offset, sort=sort)
+    return JSONResponse(
+        {
+            "query": q,
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+            "hits": [hit_json(hit, context.settings) for hit in hits],
+        }
+    )
+
+
+@router.get("/stats", summary="Coverage of the repository's commits (e2g stats --json)")
+def stats(
+    context: Context, links: Links, by: StatsBy = "dir", depth: StatsDepth = 1
+) -> JSONResponse:
+    result = stats_result(context, links, by, depth)
+    return JSONResponse(result.as_json())

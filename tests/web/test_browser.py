@@ -1,0 +1,132 @@
+"""A real browser against a real server: headless Chromium (Debian's, never a download)
+pastes the sample's demo commit into the box, lands on its page, follows a posting into
+the thread, and saves screenshots (desktop and phone) under the test's tmp dir."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2g import api, config
+from e2g.web.app import create_app
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-mbox"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def sample(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[config.Settings, Path, str]:
+    for name in ("frob-devel.mbox", "sample-repo.bundle", "expected.json"):
+        if not (SAMPLE / name).exists():
+            pytest.skip(f"sample-mbox/{name} is not there yet")
+    root = tmp_path_factory.mktemp("browser")
+    repo = root / "repo"
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
+        check=True,
+    )
+    settings = config.resolve(data_dir=root / "data", env={}, home=root / "home")
+    api.ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
+    demo = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
+    return settings, repo, str(demo)
+
+
+@pytest.fixture(scope="module")
+def server(sample: tuple[config.Settings, Path, str]) -> Iterator[str]:
+    import uvicorn
+
+    settings, repo, _ = sample
+    port = free_port()
+    app = create_app(settings, repo=repo)
+    uvicorn_server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not uvicorn_server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    uvicorn_server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
+    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
+        pytest.skip("chromium is not installed at /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _, _, demo = sample
+    problems: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on(
+                "console",
+                lambda message: (
+                    problems.append(message.text) if message.type == "error" else None
+                ),
+            )
+            page.goto(server + "/")
+            box = page.locator("form.box.big input[name=q]")
+            box.fill(demo[:12])  # the abbreviated id, as people paste it
+            box.press("Enter")
+            page.wait_for_url(f"**/commit/{demo[:12]}")
+            assert demo in page.locator("code.sha").inner_text()
+            page.screenshot(path=str(tmp_path / "commit-desktop.png"), full_page=True)
+            posting = page.locator("a.thread-link").first
+            subject = posting.inner_text()
+            posting.click()
+            page.wait_for_url("**/thread/**")
+            focused = page.locator("article.focus")
+            assert focused.count() == 1
+            assert focused.locator(".subject").inner_text() == subject
+            page.screenshot(path=str(tmp_path / "thread-desktop.png"), full_page=True)
+            phone = browser.new_page(
+                viewport={"width": 390, "height": 844},
+                device_scale_factor=2,
+                is_mobile=True,
+            )
+            phone.goto(server + f"/commit/{demo}")
+            phone.screenshot(path=str(tmp_path / "commit-phone.png"), full_page=True)
+            phone.goto(page.url)
+            phone.screenshot(path=str(tmp_path / "thread-phone.png"), full_page=True)
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, "the phone page scrolls sideways"
+        finally:
+            browser.close()
+    assert not [text for text in problems if "Content Security Policy" in text], (
+        problems
+    )
+    for name in ("commit-desktop", "thread-desktop", "commit-phone", "thread-phone"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 5_000

@@ -1,0 +1,271 @@
+"""The HTML pages against a real ingest, and their rendering with a fake linker."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from e2g.model import Address, CommitInfo, LinkResult, Posting, Rejected
+from e2g.web.app import create_app
+from e2g.web.context import linking
+
+from .conftest import SCRIPT, WebData
+
+HTML = {"accept": "text/html"}
+
+
+def page(client: TestClient, url: str, status: int = 200) -> str:
+    response = client.get(url, headers=HTML)
+    assert response.status_code == status, response.text[:500]
+    assert response.headers["content-type"].startswith("text/html")
+    return response.text
+
+
+def test_front_page(client, web_data: WebData):
+    text = page(client, "/")
+    assert '<form class="box big" action="/go" method="get"' in text
+    assert "[PATCH v2] mm: frob returns two" in text  # busiest thread
+    assert f'href="/commit/{web_data.sha}"' in text  # linked by `e2g match`
+    assert "<script" not in text
+
+
+@pytest.mark.parametrize(
+    ("typed", "target"),
+    [
+        ("{sha}", "/commit/{sha}"),
+        ("{short}", "/commit/{short}"),
+        ("  {short}  ", "/commit/{short}"),
+        ("<patch-v1@example.org>", "/thread/patch-v1@example.org#focus"),
+        ("patch-v1@example.org", "/thread/patch-v1@example.org#focus"),
+        (
+            "https://lore.kernel.org/frob/patch-v1@example.org/",
+            "/thread/patch-v1@example.org#focus",
+        ),
+        ("alice@example.org", "/search?q=alice%40example.org"),
+        ("s:frob returns", "/search?q=s%3Afrob+returns"),
+        ("", "/"),
+    ],
+)
+def test_box_routes(client, web_data: WebData, typed, target):
+    short = web_data.sha[:10]
+    response = client.get(
+        "/go",
+        params={"q": typed.format(sha=web_data.sha, short=short)},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == target.format(sha=web_data.sha, short=short)
+
+
+def test_commit_page_lists_every_posting_newest_first(client, web_data: WebData):
+    text = page(client, f"/commit/{web_data.sha[:8]}")
+    assert "<h1>mm: frob returns two</h1>" in text
+    assert web_data.sha in text and "mm/frob.c" in text
+    links = re.findall(r'class="thread-link" href="([^"]+)"', text)
+    assert links == [
+        "/thread/patch-v2@example.org#focus",
+        "/thread/patch-v1@example.org#focus",
+    ]
+    assert 'href="https://lore.kernel.org/r/patch-v2@example.org"' in text
+    assert "Reviewed-by: Bob Reviewer &lt;bob@example.org&gt;" in text
+    assert "applied" in text and "patch-id" in text
+    series = page(client, f"/commit/{web_data.sha}?order=series")
+    assert re.findall(r'class="thread-link" href="([^"]+)"', series) == list(
+        reversed(links)
+    )
+
+
+def test_commit_page_no_match(client, web_data: WebData):
+    text = page(client, f"/commit/{web_data.unposted}")
+    assert "<h2>No match</h2>" in text
+    assert "thread-link" not in text
+
+
+def test_unknown_commit_page_offers_a_search(client):
+    text = page(client, "/commit/" + "e" * 12, status=404)
+    assert 'href="/search?q=eeeeeeeeeeee"' in text
+
+
+def test_thread_page(client):
+    text = page(client, "/thread/late-1@example.org")
+    assert text.count("<article") == 3
+    assert 'class="msg depth-2 focus" id="focus"' in text
+    assert '<details class="quote"><summary>quoted text (3 lines)</summary>' in text
+    assert (
+        '<span class="del">-\treturn 1;</span><span class="add">+\treturn 2;</span>'
+        in text
+    )
+    assert (
+        '<pre class="trailers">Reviewed-by: Bob Reviewer &lt;bob@example.org&gt;</pre>'
+        in text
+    )
+    assert '<ul class="reviews">' in text
+    assert "date corrected" in text and "1970" in text
+    assert 'href="/raw/patch-v2@example.org"' in text
+
+
+def test_thread_page_marks_ghost_parent(client):
+    text = page(client, "/thread/ghost-reply@example.org")
+    assert "reply to a message not in the store" in text
+    assert "the first message was never archived" in text
+
+
+def test_thread_page_errors(client):
+    assert "Not found" in page(client, "/thread/nobody@example.org", status=404)
+    assert "Bad request" in page(client, "/thread/has%20space@example.org", status=400)
+
+
+def test_raw_download(client):
+    response = client.get("/raw/review-1@example.org")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "message/rfc822"
+    assert re.fullmatch(
+        r'attachment; filename="message-[0-9a-f]{16}\.eml"',
+        response.headers["content-disposition"],
+    )
+    assert b"Message-ID: <review-1@example.org>" in response.content
+    assert b"Reviewed-by: Bob Reviewer" in response.content
+
+
+def test_search_page(client):
+    text = page(client, "/search?q=s:frob")
+    assert re.search(r"\d+ hits; 1–\d+ shown", text)
+    assert 'href="/thread/patch-v1@example.org#focus"' in text
+    empty = page(client, "/search")
+    assert "hits" not in empty
+    bad = page(client, '/search?q=s:"unclosed', status=400)
+    assert 'class="error"' in bad
+
+
+def test_search_page_is_paged(client):
+    text = page(client, "/search?q=s:frob&page=1")
+    total = int(re.search(r"(\d+) hits", text).group(1))
+    if total > 20:
+        assert 'rel="next"' in text
+    assert page(client, "/search?q=frob&page=501", status=400)
+
+
+def test_stats_page_and_chart(client):
+    text = page(client, "/stats")
+    assert "<code>mm</code>" in text and "<code>kernel</code>" in text
+    assert '<img class="chart" src="/stats.svg?by=dir&amp;depth=1"' in text
+    chart = client.get("/stats.svg")
+    assert chart.headers["content-type"].startswith("image/svg+xml")
+    assert chart.text.lstrip().startswith("<svg")
+
+
+def test_stylesheet(client):
+    response = client.get("/static/style.css")
+    assert response.headers["content-type"].startswith("text/css")
+    assert ".depth-12" in response.text
+    assert client.get("/static/other.css").status_code == 404
+
+
+# --- rendering with a fake linker (FastAPI dependency override) ----------------------
+
+WHEN = datetime(2021, 3, 1, 10, tzinfo=UTC)
+
+
+def fake_result(*, url: str, matched: bool = True) -> LinkResult:
+    commit = CommitInfo(
+        sha="a" * 40,
+        subject=f"{SCRIPT} subject",
+        author=Address(f"{SCRIPT}", "x@example.org"),
+        author_date=WHEN,
+        commit_date=WHEN,
+        files=("a/b.c",),
+    )
+    posting = Posting(
+        message_id='p"1@example.org',
+        subject=f"[PATCH] {SCRIPT}",
+        date=WHEN,
+        author=Address("<b>bold</b>", "b@example.org"),
+        lists=("l.example.org",),
+        version=3,
+        kind="patch",
+        applied=True,
+        method="trailer",
+        score=1.0,
+        url=url,
+        thread_root="p1@example.org",
+        replies=4,
+        reviewers=(f"Reviewed-by: {SCRIPT}",),
+    )
+    rejected = (
+        Rejected(
+            message_id="r@example.org",
+            subject=f"{SCRIPT}",
+            score=0.3,
+            reason="<i>diff</i>",
+        ),
+    )
+    return LinkResult(
+        commit=commit, postings=(posting,) if matched else (), rejected=rejected
+    )
+
+
+class FakeLinking:
+    def __init__(self, result: LinkResult) -> None:
+        self.result = result
+
+    def link(self, settings, rev, *, repo):
+        return self.result
+
+    def link_json(self, result):
+        return {"commit": result.commit.sha}
+
+    def stats(self, settings, *, repo, by, depth):
+        raise AssertionError("not used")
+
+    def render_svg(self, result):
+        raise AssertionError("not used")
+
+
+def fake_client(web_data: WebData, result: LinkResult) -> TestClient:
+    app = create_app(web_data.settings, repo=web_data.repo, cache_entries=0)
+    app.dependency_overrides[linking] = lambda: FakeLinking(result)
+    return TestClient(app)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(1)",
+        "JavaScript:alert(1)",
+        " javascript:x",
+        "data:text/html,x",
+        "//evil.example",
+    ],
+)
+def test_fake_posting_with_hostile_url_and_markup(web_data: WebData, url):
+    text = page(fake_client(web_data, fake_result(url=url)), "/commit/" + "a" * 40)
+    main = text[text.index("<main>") :]
+    assert "list archive" not in main  # the link is dropped, not rewritten
+    assert "javascript" not in main.lower()
+    assert not re.search(r'href="\s*(javascript|data|//)', main, re.IGNORECASE)
+    assert "<script" not in text and "<b>" not in text and "<i>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; subject" in text
+    assert 'href="/thread/p%221@example.org#focus"' in text
+
+
+def test_fake_no_match_shows_rejected(web_data: WebData):
+    text = page(
+        fake_client(web_data, fake_result(url="https://ok.example/x", matched=False)),
+        "/commit/" + "a" * 40,
+    )
+    assert "<h2>No match</h2>" in text
+    assert "&lt;i&gt;diff&lt;/i&gt;" in text
+    assert 'href="/thread/r@example.org#focus"' in text
+
+
+def test_templates_mark_nothing_safe():
+    templates = Path(__file__).resolve().parents[2] / "e2g" / "web" / "templates"
+    for template in templates.glob("*.html"):
+        source = template.read_text()
+        assert "|safe" not in source.replace(" ", ""), template
+        assert "autoescape" not in source, template
+        assert "Markup" not in source, template
