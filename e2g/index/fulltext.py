@@ -241,7 +241,11 @@ Window = tuple[int, int]  # inclusive bounds on the date column, in seconds
 class Plan:
     """A parsed query ready to run: Whoosh matching, then date windows on the column."""
 
-    query: wq.Query
+    query: wq.Query  # the positive clauses (Every() when there are none)
+    # Negated clauses, subtracted as sets of document numbers: Whoosh's AndNot lets a
+    # document through (found by benchmarks/search.py's FTS5 cross-check) and its
+    # And(..., Not(...)) walks every document in Python.
+    excluding: wq.Query | None
     scored: bool  # a positive word, phrase or name to rank by
     window: Window | None  # every hit lies inside it (the intersection of d: clauses)
     excluded: tuple[Window, ...]  # and outside each of these (negated d: clauses)
@@ -266,13 +270,14 @@ def translate(parsed: ql.Query) -> Plan:
         else:
             (negative if negated else positive).append(_clause(inner))
     base = wq.And(positive) if len(positive) > 1 else (positive or [wq.Every()])[0]
+    excluding = None
     if negative:
-        base = wq.AndNot(base, wq.Or(negative) if len(negative) > 1 else negative[0])
+        excluding = wq.Or(negative) if len(negative) > 1 else negative[0]
     window = None
     if windows:
         window = (max(low for low, _ in windows), min(high for _, high in windows))
     scored = any(isinstance(c, ql.Match) for c in parsed.clauses)
-    return Plan(base, scored, window, tuple(excluded))
+    return Plan(base, excluding, scored, window, tuple(excluded))
 
 
 def _clause(clause: ql.Match | ql.KindIs | ql.VersionIs) -> wq.Query:
@@ -461,7 +466,12 @@ class Fulltext:
             allowed = {n for n, stamp in enumerate(dates) if plan.keeps(stamp)}
             if not allowed:  # Whoosh reads an empty filter as "no filter"
                 return [], 0
-        results = searcher.search(plan.query, limit=max(wanted, 1), filter=allowed)
+        masked = None
+        if plan.excluding is not None:
+            masked = set(searcher.docs_for_query(plan.excluding))
+        results = searcher.search(
+            plan.query, limit=max(wanted, 1), filter=allowed, mask=masked
+        )
         dates = self._dates(searcher)
         page = [(hit.docnum, float(hit.score)) for hit in results[:wanted]]
         page.sort(key=lambda pair: (-round(pair[1], 6), -dates[pair[0]]))
@@ -528,6 +538,9 @@ def _newest(
     the matching numbers and picking the newest from the date array is ~10x cheaper.
     """
     matched: Iterable[int] = searcher.docs_for_query(plan.query)
+    if plan.excluding is not None:
+        excluded = set(searcher.docs_for_query(plan.excluding))
+        matched = [n for n in matched if n not in excluded]
     if plan.window:
         low, high = plan.window
         matched = [n for n in matched if low <= dates[n] <= high]
