@@ -44,6 +44,7 @@ import whoosh.query as wq
 from whoosh.analysis import RegexTokenizer, Token, Tokenizer
 from whoosh.columns import NumericColumn
 from whoosh.fields import COLUMN, ID, NUMERIC, STORED, TEXT, Schema
+from whoosh.filedb.filestore import FileStorage
 from whoosh.reading import SegmentReader
 from whoosh.searching import Searcher
 from whoosh.writing import IndexWriter, LockError
@@ -717,13 +718,12 @@ def _fill(
 
 def _swap(fresh: Path, directory: Path) -> None:
     """Replace `directory` by `fresh`, holding the old index's write lock if there is one."""
-    if not whoosh.index.exists_in(str(directory)):
-        if directory.exists():
-            shutil.rmtree(directory)
+    if not directory.exists():
         fresh.rename(directory)
         return
     old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
-    lock = whoosh.index.open_dir(str(directory)).lock("WRITELOCK")
+    # The lock file itself, not open_dir(): reindex must also replace a broken index.
+    lock = FileStorage(str(directory)).lock("MAIN_WRITELOCK")
     if not lock.acquire():
         raise errors.IndexError_(
             f"the full-text index in {directory} is being written by another e2g "

@@ -35,6 +35,7 @@ The lexer is a small state machine over the characters, one clause at a time:
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -48,6 +49,7 @@ from e2g.errors import QueryError
 MAX_QUERY = 2000
 MAX_CLAUSES = 64
 MAX_VERSION = 10_000
+MAX_PATHS = 2_000  # files indexed per message (a treewide patch can touch 10,000)
 MAX_DEPTH = 32  # directory prefixes indexed per path (and subsystem prefix)
 
 KINDS = ("patch", "cover", "pull", "reply", "other")
@@ -354,7 +356,7 @@ def author_tokens(name: str, email: str) -> list[str]:
 def path_tokens(paths: Iterable[str]) -> list[str]:
     """Each path, its base name and every directory prefix: `mm/`, `mm/slab.c`."""
     tokens: dict[str, None] = {}
-    for path in paths:
+    for path in itertools.islice(paths, MAX_PATHS):
         clean = clean_path(path)
         if not clean:
             continue

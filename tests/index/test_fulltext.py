@@ -375,6 +375,9 @@ def test_missing_or_broken_index(tmp_path: Path) -> None:
         toc.write_bytes(b"\x00garbage" * 10)
     with pytest.raises(IndexError_, match="e2g reindex"):
         Fulltext.open(directory)
+    assert rebuild(directory, iter(DOCS)) == len(DOCS)  # and reindex repairs it
+    with Fulltext.open(directory, create=False) as repaired:
+        assert found(repaired, "is:cover") == {"cover@intel.com"}
 
 
 def test_rebuild_gives_the_same_hits_as_incremental(tmp_path: Path) -> None:
