@@ -49,6 +49,10 @@ class UnknownCommit(E2gError):
     """A revision git cannot resolve."""
 
 
+class NotMatched(E2gError):
+    """Coverage was asked for a repository that `e2g match` has not processed."""
+
+
 class NotFound(E2gError):
     """A message or thread that is not in the store."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from e2g.api.core import open_store
 from e2g.api.link import repo_key
 from e2g.config import Settings
-from e2g.errors import E2gError, UsageError
+from e2g.errors import NotMatched, UsageError
 from e2g.ingest.gitrepo import Repo
 
 GROUPINGS = ("dir", "list", "year", "method")
@@ -90,7 +90,7 @@ def stats(
             (key,),
         ).fetchall()
         if not records:
-            raise E2gError(
+            raise NotMatched(
                 f"no commits of {key} were matched yet: run `e2g match` in that repository first"
             )
         for sha, files, status, method, commit_date in records:

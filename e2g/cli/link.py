@@ -14,6 +14,7 @@ from e2g.cli.context import state
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
     from e2g.api.stats import StatsResult
+    from e2g.api.threads import ThreadNode
     from e2g.model import LinkResult, Posting
 
 RepoOption = Annotated[
@@ -80,6 +81,30 @@ def render_link(result: LinkResult) -> None:
         output.out()
 
 
+def _render_node(node: ThreadNode) -> list[str]:
+    """One message of a thread, indented by depth; quoted text and diffs folded."""
+    pad = "  " * min(node.depth, 12)
+    message = node.message
+    date = (
+        message.date.strftime("%Y-%m-%d %H:%M") if message.date else "????-??-?? ??:??"
+    )
+    corrected = " (date corrected)" if node.date_corrected else ""
+    lines = [
+        f"{pad}{date}{corrected}  {message.author_name or message.author_email}",
+        f"{pad}  {message.subject}",
+    ]
+    if not node.shown:
+        return lines
+    for block in node.blocks:
+        if block.kind == "quote":
+            lines.append(f"{pad}  [{block.lines} quoted lines]")
+        else:
+            lines += [f"{pad}  {line}" for line in block.text.splitlines()]
+    if node.diff:
+        lines.append(f"{pad}  [diff: {node.diff.count(chr(10))} lines]")
+    return lines
+
+
 def _render_thread(result: LinkResult) -> None:
     from e2g.api.threads import thread_view
 
@@ -92,10 +117,11 @@ def _render_thread(result: LinkResult) -> None:
         view = thread_view(settings, posting.message_id)
         if view is None:
             continue
-        output.out(f"--- thread of <{posting.message_id}>")
-        for line in view.as_text():
-            output.out(line)
-        output.out()
+        output.out(f"--- thread of <{posting.message_id}> ({view.total} messages)")
+        for node in view.nodes:
+            for line in _render_node(node):
+                output.out(line)
+            output.out()
 
 
 def link(

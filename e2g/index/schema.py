@@ -162,6 +162,14 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, sha)
     ) WITHOUT ROWID;
     """,
+    # 2: the author map asks "this author's patches in a date window": index both.
+    """
+    DROP INDEX messages_author_email;
+    DROP INDEX messages_patch_author;
+    CREATE INDEX messages_author_date ON messages(author_email, date);
+    CREATE INDEX messages_patch_author_date ON messages(patch_author_email, date)
+        WHERE patch_author_email IS NOT NULL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

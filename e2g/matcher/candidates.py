@@ -102,10 +102,20 @@ def map_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
     commit = request.commit
     low, high = window(commit)
     email = commit.author.email.casefold()
+    paths = list(commit.patch.paths)[:MAX_QUERY_FILES]
+    # Only the author's patches that touch one of the commit's files: any other would
+    # be rejected for having no file in common, after costing a fetch and a compare.
+    touching = (
+        f"AND seq IN (SELECT seq FROM files WHERE path IN ({','.join('?' * len(paths))}))"
+        if paths
+        else ""
+    )
     pool.add(
         store.select(
-            "(author_email = ? OR patch_author_email = ?) AND kind = 'patch' AND date BETWEEN ? AND ?",
-            (email, email, low, high),
+            "seq IN (SELECT seq FROM messages WHERE author_email = ? AND date BETWEEN ? AND ? "
+            "UNION SELECT seq FROM messages WHERE patch_author_email = ? AND date BETWEEN ? AND ?) "
+            f"AND kind = 'patch' {touching}",
+            (email, low, high, email, low, high, *paths),
             suffix=f"ORDER BY abs(date - {_epoch(commit.author_date)}) LIMIT {AUTHOR_LIMIT}",
         ),
         "author",

@@ -49,6 +49,7 @@ ERROR_STATUS: tuple[tuple[type[errors.E2gError], int, str], ...] = (
     (errors.QueryError, 400, "bad-query"),
     (errors.UsageError, 400, "bad-request"),
     (errors.EmptyStore, 503, "no-store"),
+    (errors.NotMatched, 404, "not-matched"),
     (errors.IndexError_, 503, "index-unavailable"),
     (errors.RepoError, 503, "repo-unavailable"),
     (errors.StoreError, 503, "store-unavailable"),

@@ -1,0 +1,142 @@
+"""Speed of `e2g match` over a whole repository next to git's own floor, in one run.
+
+    python benchmarks/match.py --data-dir STORE_DIR --repo REPO [REV ...]
+
+The floor is `git log -p --no-merges | git patch-id --stable` over the same range: git
+has to produce every diff anyway. The store is copied to a temporary data dir first,
+so the benchmark neither changes it nor profits from links stored by an earlier run.
+Prints commits/s of both, their ratio, `e2g link` latency and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from match_floor import floor_seconds  # noqa: E402
+
+
+def run_match(
+    data: Path, repo: Path, revs: list[str], jobs: int
+) -> tuple[dict[str, object], float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "e2g",
+            "--data-dir",
+            str(data),
+            "-q",
+            "match",
+            "-C",
+            str(repo),
+            "--ignore-trailers",
+            "--jsonl",
+            "-j",
+            str(jobs),
+            *revs,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds = time.perf_counter() - started
+    rss = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    matched = sum(1 for line in lines if line["status"] == "matched")
+    return {"commits": len(lines), "matched": matched}, seconds, rss
+
+
+def link_latency(
+    data: Path, repo: Path, revs: list[str], count: int = 10
+) -> list[float]:
+    shas = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "rev-list",
+            "--no-merges",
+            f"--max-count={count}",
+            *(revs or ["HEAD"]),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    times = []
+    for sha in shas:
+        started = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "e2g",
+                "--data-dir",
+                str(data),
+                "link",
+                "-C",
+                str(repo),
+                "--json",
+                sha,
+            ],
+            capture_output=True,
+            check=True,
+        )
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("revs", nargs="*")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="e2g-match-bench-") as scratch:
+        data = Path(scratch) / "data"
+        data.mkdir()
+        for name in ("store.sqlite3", "store.sqlite3-wal"):
+            if (args.data_dir / name).exists():
+                shutil.copy2(args.data_dir / name, data / name)
+        if (args.data_dir / "fulltext").exists():
+            shutil.copytree(args.data_dir / "fulltext", data / "fulltext")
+        floor_commits, floor_time = floor_seconds(args.repo, args.revs)
+        counts, seconds, rss = run_match(data, args.repo, args.revs, args.jobs)
+        latency = link_latency(data, args.repo, args.revs)
+    floor_rate = floor_commits / floor_time if floor_time else 0.0
+    rate = int(counts["commits"]) / seconds if seconds else 0.0  # type: ignore[call-overload]
+    print(
+        f"git log -p | git patch-id --stable: {floor_commits} commits in {floor_time:.2f} s = {floor_rate:,.0f} commits/s"
+    )
+    print(
+        f"e2g match -j {args.jobs} (trailers ignored): {counts['commits']} commits ({counts['matched']} matched) "
+        f"in {seconds:.2f} s = {rate:,.0f} commits/s; peak RSS {rss / 1024:.0f} MiB"
+    )
+    print(
+        f"ratio floor/e2g: {floor_rate / rate:.1f}x slower than the floor"
+        if rate
+        else "no commits"
+    )
+    print(
+        f"e2g link wall time over {len(latency)} commits: median {statistics.median(latency) * 1000:.0f} ms, "
+        f"max {max(latency) * 1000:.0f} ms"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
