@@ -180,12 +180,19 @@ def _disjoint(paths: Sequence[str], message: StoredMessage, sources: set[str]) -
     return not pairs
 
 
-def _rank(verdict: Verdict) -> tuple[float, int, float]:
+def _rank(verdict: Verdict) -> tuple[float, int, int, float, int]:
+    """Best score, then strongest method, then the newest version and posting.
+
+    Equal patches of v1 and v2, or a RESEND, carry git format-patch's same Date: (the
+    author date), so the version and then the later arrival (seq) break the tie.
+    """
     date = verdict.message.date.timestamp() if verdict.message.date else 0.0
     return (
         -round(verdict.score.total, 3),
         METHOD_RANK.get(verdict.score.method, 9),
+        -verdict.message.version,
         -date,
+        -verdict.message.seq,
     )
 
 
