@@ -6,7 +6,8 @@ after its patches adopts the series they started).
 
 Rules, in order, for a patch `k/N` version `v` from sender `S`:
 1. by thread: the nearest ancestor (In-Reply-To, then References newest first) that
-   belongs to a series of S with version v and total N whose slot k is free;
+   belongs to a series of S with version v and total N whose slot k is free (an
+   unversioned patch replying straight to a cover takes the cover's version);
 2. by markers: a series of S, version v, total N, started within SERIES_WINDOW, slot k
    free (threads broken by the mailer or by --no-thread);
 3. otherwise a new series.
@@ -59,7 +60,11 @@ class SeriesAssigner:
             return False
         email, version, total = row
         subject = message.subject
-        if email != message.author.email or version != subject.version:
+        if email != message.author.email:
+            return False
+        if version != subject.version and not self._unversioned_reply_to_cover(
+            series, message
+        ):
             return False
         if total is not None and subject.total is not None and total != subject.total:
             return False
@@ -68,6 +73,18 @@ class SeriesAssigner:
             (series, subject.part),
         ).fetchone()
         return taken is None
+
+    def _unversioned_reply_to_cover(self, series: int, message: Message) -> bool:
+        """`[PATCH 1/4]` threaded under a `[PATCH v3 0/4]` cover: the mailer dropped
+        the version from the patches, not a different series."""
+        if message.subject.version != 1 or not message.parent_id:
+            return False
+        row = self._db.execute(
+            "SELECT 1 FROM series s JOIN messages c ON c.seq = s.cover_seq "
+            "WHERE s.id = ? AND c.message_id = ?",
+            (series, message.parent_id),
+        ).fetchone()
+        return row is not None
 
     def _series_by_thread(self, message: Message) -> int | None:
         ancestors = [message.parent_id, *reversed(message.references)]
