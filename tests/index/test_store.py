@@ -1,0 +1,153 @@
+"""The store: schema versions, raw bytes kept, one writer at a time, a full disk."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+from e2g.api.core import ingest
+from e2g.errors import StoreError
+from e2g.index.db import connect
+from e2g.index.schema import MIGRATIONS, SCHEMA_VERSION
+from e2g.index.store import Store
+from e2g.index.store_writer import BatchItem, StoreWriter
+from e2g.ingest.message import parse_message
+from e2g.model import Message, Origin, RawMessage
+from tests.conftest import mail, patch_body
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _item(number: int, **kwargs: object) -> BatchItem:
+    raw = RawMessage(mail(number, **kwargs), Origin("test.mbox", str(number)))  # type: ignore[arg-type]
+    parsed = parse_message(raw, now=NOW)
+    assert isinstance(parsed, Message)
+    return BatchItem(parsed, raw, "frob-devel")
+
+
+def test_new_store_has_the_current_schema(tmp_path: Path) -> None:
+    connection = connect(tmp_path / "s.sqlite3")
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_an_older_store_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(f"BEGIN;{MIGRATIONS[0]};PRAGMA user_version = 1;COMMIT;")
+    old.execute("INSERT INTO meta(key, value) VALUES ('kept', 'yes')")
+    old.close()
+    connection = connect(path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert (
+        connection.execute("SELECT value FROM meta WHERE key = 'kept'").fetchone()[0]
+        == "yes"
+    )
+    indexes = {
+        row[0]
+        for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index'"
+        )
+    }
+    assert "messages_author_date" in indexes
+
+
+def test_a_store_from_a_newer_e2g_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    connect(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    raw.close()
+    with pytest.raises(StoreError, match="newer e2g"):
+        connect(path)
+
+
+def test_raw_bytes_and_diff_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    items = [
+        _item(n, subject=f"[PATCH] mm: fix {n}", body=patch_body(n))
+        for n in range(1, 300)
+    ]
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+    with Store(path) as store:
+        stored = store.message("msg7@example.org")
+        assert stored is not None
+        assert store.raw(stored.seq) == items[6].raw.data
+        assert store.diff(stored.seq) == items[6].message.patch.diff  # type: ignore[union-attr]
+        assert stored.files == ("mm/frob.c",)
+        # Enough samples trained a dictionary; rows written after it use it.
+        assert (
+            store.connection.execute("SELECT COUNT(*) FROM zdicts").fetchone()[0] == 1
+        )
+
+
+def test_one_writer_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with StoreWriter(path), pytest.raises(StoreError, match="another e2g is writing"):
+        StoreWriter(path)
+    StoreWriter(path).close()  # released once the first one is closed
+
+
+def test_full_disk_is_a_clear_error_and_loses_nothing_committed(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with StoreWriter(path) as writer:
+        writer.write_batch([_item(1)], source="t", token="first", now=NOW)
+        pages = writer.connection.execute("PRAGMA page_count").fetchone()[0]
+        # Emulate a full disk: SQLite fails the same way ("database or disk is full").
+        writer.connection.execute(f"PRAGMA max_page_count = {pages + 1}")
+        big = [_item(n, body="x" * 20_000 + "\n") for n in range(2, 60)]
+        with pytest.raises(StoreError, match="full"):
+            writer.write_batch(big, source="t", token="second", now=NOW)
+        assert writer.checkpoint("t") == "first"
+    with Store(path) as store:
+        assert store.counts().messages == 1
+        assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_deletion_removes_the_message(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with StoreWriter(path) as writer:
+        writer.write_batch([_item(1), _item(2)], source="t", token=None, now=NOW)
+        gone = _item(1)
+        result = writer.write_batch(
+            [BatchItem(gone.message, gone.raw, gone.list_name, deleted=True)],
+            source="t",
+            token=None,
+            now=NOW,
+        )
+    assert result.deleted == ["msg1@example.org"]
+    with Store(path) as store:
+        assert [m.message_id for m in store.iter_messages()] == ["msg2@example.org"]
+
+
+def test_a_repeated_message_id_keeps_its_earliest_date(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    late = _item(1, date=datetime(2021, 3, 2, tzinfo=UTC))
+    early = _item(1, date=datetime(2021, 3, 1, tzinfo=UTC))
+    with StoreWriter(path) as writer:
+        writer.write_batch([late], source="a", token=None, now=NOW)
+        result = writer.write_batch([early], source="b", token=None, now=NOW)
+    assert result.duplicates == 1
+    with Store(path) as store:
+        stored = store.message("msg1@example.org")
+        assert stored is not None and stored.date == datetime(2021, 3, 1, tzinfo=UTC)
+
+
+def test_reading_while_an_ingest_writes(tmp_path: Path, write_mbox) -> None:
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    ingest(
+        settings, [str(write_mbox("a.mbox", [mail(n) for n in range(1, 5)]))], workers=1
+    )
+    with Store(settings.store_path) as reader:
+        assert reader.counts().messages == 4
+        ingest(
+            settings,
+            [str(write_mbox("b.mbox", [mail(n) for n in range(5, 9)]))],
+            workers=1,
+        )
+        assert reader.counts().messages == 8
