@@ -265,6 +265,38 @@ class Store:
             "thread_root = ?", (root,), suffix=f"ORDER BY date, seq LIMIT {int(limit)}"
         )
 
+    def thread_links(
+        self, root: str, *, limit: int = 5000
+    ) -> list[tuple[int, str, str | None, str, str]]:
+        """(seq, message_id, parent_id, author_name, author_email) of a thread: the light
+        form of `thread` for walking replies without loading bodies."""
+        return [
+            (int(seq), str(mid), parent, str(name), str(email))
+            for seq, mid, parent, name, email in self.connection.execute(
+                "SELECT seq, message_id, parent_id, author_name, author_email FROM messages "
+                "WHERE thread_root = ? ORDER BY date, seq LIMIT ?",
+                (root, limit),
+            )
+        ]
+
+    def trailers_of(
+        self, seqs: Sequence[int], keys: Sequence[str]
+    ) -> list[tuple[int, str, str]]:
+        """(seq, key, value) of the given trailer keys in the given messages, in order."""
+        found: list[tuple[int, str, str]] = []
+        key_marks = ",".join("?" * len(keys))
+        for start in range(0, len(seqs), 500):
+            chunk = list(seqs[start : start + 500])
+            found += [
+                (int(seq), str(key), str(value))
+                for seq, key, value in self.connection.execute(
+                    f"SELECT seq, key, value FROM trailers WHERE seq IN ({','.join('?' * len(chunk))}) "
+                    f"AND key IN ({key_marks}) ORDER BY rowid",
+                    (*chunk, *keys),
+                )
+            ]
+        return found
+
     def series_members(self, series_id: int) -> list[StoredMessage]:
         return self.select("series_id = ?", (series_id,), suffix="ORDER BY part, seq")
 

@@ -61,43 +61,34 @@ def thread_facts(
     store: Store, message: StoredMessage, *, exclude: set[str]
 ) -> ThreadFacts:
     """Replies below `message` (iteratively, never recursing on mail data)."""
-    members = store.thread(message.thread_root, limit=MAX_THREAD)
-    children: dict[str, list[StoredMessage]] = {}
-    for member in members:
-        if member.parent_id:
-            children.setdefault(member.parent_id, []).append(member)
+    children: dict[str, list[tuple[int, str, str, str]]] = {}
+    for seq, message_id, parent, name, email in store.thread_links(
+        message.thread_root, limit=MAX_THREAD
+    ):
+        if parent:
+            children.setdefault(parent, []).append((seq, message_id, name, email))
     queue = deque(children.get(message.message_id, []))
     seen = {message.message_id}
-    below: list[StoredMessage] = []
+    below: list[tuple[int, str, str, str]] = []
     while queue:
         reply = queue.popleft()
-        if reply.message_id in seen or reply.message_id in exclude:
+        if reply[1] in seen or reply[1] in exclude:
             continue
-        seen.add(reply.message_id)
+        seen.add(reply[1])
         below.append(reply)
-        queue.extend(children.get(reply.message_id, []))
+        queue.extend(children.get(reply[1], []))
+    reviews = store.trailers_of([reply[0] for reply in below], REVIEW_KEYS)
     return ThreadFacts(
         replies=len(below),
         participants=tuple(
-            dict.fromkeys(
-                _person(reply.author_name, reply.author_email) for reply in below
-            )
+            dict.fromkeys(_person(name, email) for _, _, name, email in below)
         ),
-        reviewers=_reviewers(store, below),
+        reviewers=tuple(dict.fromkeys(f"{key}: {value}" for _, key, value in reviews)),
     )
 
 
 def _person(name: str, email: str) -> str:
     return f"{name} <{email}>" if name else f"<{email}>"
-
-
-def _reviewers(store: Store, replies: Iterable[StoredMessage]) -> tuple[str, ...]:
-    given: list[str] = []
-    for reply in replies:
-        for key, value in store.trailers(reply.seq):
-            if key in REVIEW_KEYS:
-                given.append(f"{key}: {value}")
-    return tuple(dict.fromkeys(given))
 
 
 def to_posting(
