@@ -305,3 +305,44 @@ def test_ctrl_c_exits_130_keeps_committed_batches_and_resumes(tmp_path):
     assert 0 < kept < 6000
     subprocess.run(command, check=True, capture_output=True)
     assert _rows(store) == 6000
+
+
+def test_patchwork_fuzz_mails_go_through_ingest_without_a_crash(settings):
+    from tests.conftest import corpus_path
+
+    fuzz = corpus_path("patchwork", "fuzz")
+    files = sorted(fuzz.glob("*.mbox"))
+    report = _ingest(settings, fuzz)
+    assert report.messages >= len(files) == 17
+    assert report.new + report.malformed + report.duplicates == report.messages
+    from e2g.index.fulltext import Fulltext
+
+    index = Fulltext.open(settings.index_dir, create=False)
+    try:
+        with Store(settings.store_path) as store:
+            assert index.count() == store.counts().messages == report.new
+    finally:
+        index.close()
+
+
+def test_patchwork_mails_ingest_with_expected_kinds(settings):
+    from tests.conftest import corpus_path
+
+    mails = corpus_path("patchwork", "mail")
+    report = _ingest(settings, mails)
+    assert report.malformed == 0
+    # 0001-0006, 0017, 0023, 0024 (0003 carries a diff too); 0001-0006 and 0013-0015
+    # share their Message-IDs, so they are one message each with several sightings.
+    assert (report.pulls, report.duplicates) == (9, 7)
+    with Store(settings.store_path) as store:
+        pulls = store.select("kind = 'pull'")
+        assert len(pulls) == 4
+        assert all(m.pull_url for m in pulls)
+        renamed = store.connection.execute(
+            "SELECT COUNT(*) FROM files WHERE status = 'renamed'"
+        ).fetchone()[0]
+        assert renamed >= 4  # 0008 and 0009 rename two files each
+        binary = store.connection.execute(
+            "SELECT COUNT(*) FROM files WHERE binary = 1"
+        ).fetchone()[0]
+        assert binary >= 3  # 0025, 0026, 0027
