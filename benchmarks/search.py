@@ -523,10 +523,16 @@ def _fts_match(clause: ql.Match) -> str:
     def quoted(token: str) -> str:
         return '"' + token.replace('"', '""') + '"'
 
-    if clause.field is ql.Field.FROM:
-        return " AND ".join(
-            f"author : {quoted(ql.fold(w))}" for w in clause.value.split()
-        )
+    if clause.field is ql.Field.FROM:  # as fulltext._author_word: whole, or its parts
+        words = []
+        for word in clause.value.split():
+            folded = ql.fold(word).strip()
+            parts = ql.NAME_WORD.findall(folded)
+            each = " AND ".join(f"author : {quoted(part)}" for part in parts)
+            whole = f"author : {quoted(folded)}"
+            multi = len(parts) > 1 and "@" not in folded
+            words.append(f"({whole} OR ({each}))" if multi else whole)
+        return " AND ".join(words)
     if clause.field is ql.Field.FILE:
         path = ql.clean_path(clause.value)
         return f"files : ({quoted(path)} OR {quoted(path + '/')})"
