@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from e2g.errors import Interrupted
-from e2g.index.fulltext import Fulltext, FulltextWriter, IndexDoc, rebuild
-from e2g.index.store import Store, StoredMessage
+from e2g.index.fulltext import rebuild
+from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
 from e2g.ingest.archives import Source, detect_sources, read_source
+from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.ingest.message import parse_message
 from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
 
@@ -66,6 +67,7 @@ class IngestReport:
     dates_sanitised: int = 0
     bytes: int = 0
     indexed: int = 0
+    index_behind: bool = False  # the index process failed: `e2g reindex` catches up
     elapsed: float = 0.0
     sources: int = 0
     interrupted: bool = False
@@ -195,82 +197,6 @@ def _count(report: IngestReport, message: Message) -> None:
         report.dates_sanitised += 1
 
 
-def index_doc(stored: StoredMessage, *, bodies: bool) -> IndexDoc:
-    """The full-text document of a stored message."""
-    return IndexDoc(
-        message_id=stored.message_id,
-        subject=stored.subject,
-        subject_key=stored.subject_key,
-        author_name=stored.author_name,
-        author_email=stored.author_email,
-        lists=stored.lists,
-        date=stored.date,
-        kind=stored.kind,
-        version=stored.version,
-        files=stored.files,
-        thread_root=stored.thread_root,
-        body=stored.body if bodies else None,
-        seq=stored.seq,
-    )
-
-
-class _Indexer:
-    """Feeds committed store rows to the full-text index, committing it in large steps."""
-
-    def __init__(self, fulltext: Fulltext, store: Store, *, bodies: bool) -> None:
-        self._fulltext = fulltext
-        self._store = store
-        self._bodies = bodies
-        self._writer: FulltextWriter | None = None
-        self._pending = 0
-        self.indexed = 0
-
-    def add(self, seqs: Sequence[int], deleted: Sequence[str] = ()) -> None:
-        if not seqs and not deleted:
-            return
-        if self._writer is None:
-            self._writer = self._fulltext.writer()
-        for message_id in deleted:
-            self._writer.delete(message_id)
-        for start in range(0, len(seqs), 500):
-            chunk = list(seqs[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            for stored in self._store.select(f"seq IN ({marks})", chunk):
-                self._writer.add(index_doc(stored, bodies=self._bodies))
-                self._pending += 1
-        if self._pending >= INDEX_COMMIT_EVERY:
-            self.commit()
-
-    def catch_up(self, progress: Callable[[int], None] | None = None) -> None:
-        """Index what the store committed but the index missed (after a crash)."""
-        last = self._fulltext.last_seq()
-        if last >= self._store.max_seq():
-            return
-        batch: list[int] = []
-        for stored in self._store.iter_messages(after_seq=last):
-            batch.append(stored.seq)
-            if len(batch) >= 2000:
-                self.add(batch)
-                batch = []
-                if progress:
-                    progress(self.indexed + self._pending)
-        self.add(batch)
-        self.commit()
-
-    def commit(self) -> None:
-        if self._writer is not None:
-            self._writer.commit()
-            self.indexed += self._pending
-            self._writer = None
-            self._pending = 0
-
-    def cancel(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
-            self._writer = None
-            self._pending = 0
-
-
 def _ignore_interrupts() -> None:
     # Ctrl-C reaches the whole process group: the parent stops the run, not the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -326,7 +252,7 @@ def _worker_count(requested: int) -> int:
 @dataclass(slots=True)
 class _Run:
     writer: StoreWriter
-    indexer: _Indexer
+    indexer: IndexProcess
     options: IngestOptions
     report: IngestReport
     progress: ProgressCallback | None
@@ -395,32 +321,31 @@ def ingest(
     sources = detect_sources(paths)
     report = IngestReport(sources=len(sources))
     started = time.monotonic()
-    with StoreWriter(store_path) as writer, Store(store_path) as store:
-        fulltext = Fulltext.open(index_dir)
-        indexer = _Indexer(fulltext, store, bodies=options.index_bodies)
+    with StoreWriter(store_path) as writer:
         pool = _ParsePool(_worker_count(options.workers), options.now)
+        indexer = IndexProcess(
+            store_path, index_dir, bodies=options.index_bodies, upto=writer.max_seq()
+        )
         run = _Run(writer, indexer, options, report, progress, started)
         try:
-            indexer.catch_up()
             for source in sources:
                 messages = read_source(
                     source, checkpoint=writer.checkpoint(source.key), stdin=stdin
                 )
                 for chunk, parsed in pool.map(_chunks(messages, options.chunk)):
                     run.write(source, chunk, parsed)
-            indexer.commit()
             pool.close()
         except (KeyboardInterrupt, Interrupted):
             pool.close(abort=True)
-            indexer.commit()  # what the store committed may be indexed; never more
             report.interrupted = True
         except BaseException:
             pool.close(abort=True)
-            indexer.cancel()
+            indexer.abort()
             raise
-        finally:
-            fulltext.close()
+        # The index takes only what the store committed, also after Ctrl-C.
+        indexer.finish()
     report.indexed = indexer.indexed
+    report.index_behind = indexer.failed
     report.elapsed = time.monotonic() - started
     return report
 
