@@ -269,6 +269,7 @@ class LinkResult:
     commit: CommitInfo
     postings: tuple[Posting, ...]
     rejected: tuple[Rejected, ...] = ()
+    note: str = ""  # e.g. why no match was possible: the commit is outside the archive
 
     @property
     def status(self) -> str:

@@ -11,13 +11,15 @@ import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from e2g.api.core import open_store
 from e2g.config import Settings
 from e2g.errors import EmptyStore, UsageError
 from e2g.index.link_writer import LinkWriter
+from e2g.index.store import Store
 from e2g.ingest.gitrepo import Repo
 from e2g.ingest.patch import diff_lines
 from e2g.ingest.trailers import linked_message_ids
@@ -26,6 +28,8 @@ from e2g.matcher.cascade import Matcher
 from e2g.model import Commit, LinkResult
 
 BATCH = 200
+LATE_SLACK = timedelta(days=1)
+EARLIEST = timedelta(days=365)
 
 
 def request_for(commit: Commit, *, ignore_trailers: bool) -> MatchRequest:
@@ -58,9 +62,26 @@ def link(
         )
     matcher = _matcher(settings)
     try:
-        return matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
+        result = matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
+        if result.postings:
+            return result
+        return replace(result, note=_outside_note(matcher.store, commit))
     finally:
         matcher.store.close()
+
+
+def _outside_note(store: Store, commit: Commit) -> str:
+    """Why no match was even possible, when the commit predates or follows all mail."""
+    span = store.date_range()
+    if span is None:
+        return ""
+    low, high = span
+    if commit.commit_date + LATE_SLACK < low or commit.author_date - EARLIEST > high:
+        return (
+            f"the commit ({commit.commit_date:%Y-%m-%d}) is outside the archive's dates "
+            f"({low:%Y-%m-%d} .. {high:%Y-%m-%d}): ingest the list's archive of that time"
+        )
+    return ""
 
 
 def link_json(result: LinkResult) -> dict[str, object]:
@@ -114,6 +135,7 @@ class MatchSummary:
     matched: int = 0
     no_match: int = 0
     skipped: int = 0  # already matched on an earlier run
+    outside: int = 0  # unmatched and dated outside the archive: no match was possible
     merges: int = 0
     elapsed: float = 0.0
     by_method: Counter[str] = field(default_factory=Counter)
@@ -128,6 +150,7 @@ class MatchSummary:
             "matched": self.matched,
             "no_match": self.no_match,
             "skipped": self.skipped,
+            "outside_archive": self.outside,
             "merges": self.merges,
             "elapsed": round(self.elapsed, 3),
             "commits_per_second": round(self.rate, 1),
@@ -202,6 +225,7 @@ def match(
     summary = MatchSummary(merges=repository.count_merges(revs, all_refs=all_refs))
     with open_store(settings) as store:
         max_seq = store.max_seq()
+        span = store.date_range()
     if max_seq == 0:
         raise EmptyStore(
             f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
@@ -218,7 +242,7 @@ def match(
             jobs=jobs,
             ignore_trailers=ignore_trailers,
         ):
-            _count(summary, result)
+            _count(summary, result, span)
             pending.append(result)
             if len(pending) >= BATCH:
                 writer.write(pending, max_seq=max_seq)
@@ -231,11 +255,19 @@ def match(
     return summary
 
 
-def _count(summary: MatchSummary, result: LinkResult) -> None:
+def _count(
+    summary: MatchSummary, result: LinkResult, span: tuple[datetime, datetime] | None
+) -> None:
     summary.commits += 1
     applied = next((posting for posting in result.postings if posting.applied), None)
     if applied is None:
         summary.no_match += 1
+        commit = result.commit
+        if span is not None and (
+            commit.commit_date + LATE_SLACK < span[0]
+            or commit.author_date - EARLIEST > span[1]
+        ):
+            summary.outside += 1
         return
     summary.matched += 1
     summary.by_method[applied.method] += 1

@@ -69,6 +69,8 @@ def render_link(result: LinkResult) -> None:
     output.out()
     if not result.postings:
         output.out("no match: no posting of this commit's patch was found in the store")
+        if result.note:
+            output.out(f"  ({result.note})")
         for rejected in result.rejected:
             output.out(
                 f"  rejected {rejected.score:.2f} <{rejected.message_id}> {rejected.subject}"
@@ -212,6 +214,11 @@ def match(
         )
     if not state.quiet:
         output.err(_summary(summary))
+        if summary.commits and summary.outside == summary.commits:
+            output.err(
+                "e2g: warning: every commit is dated outside the archive's dates: "
+                "ingest the list's archive of the same years (see `e2g search d:YEAR`)"
+            )
 
 
 def _render_stats(result: StatsResult) -> None:

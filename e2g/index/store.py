@@ -317,6 +317,15 @@ class Store:
 
     # -- bulk ------------------------------------------------------------------------
 
+    def date_range(self) -> tuple[datetime, datetime] | None:
+        """The oldest and newest message dates in the store (None when empty)."""
+        low, high = self.connection.execute(
+            "SELECT MIN(date), MAX(date) FROM messages WHERE date IS NOT NULL"
+        ).fetchone()
+        if low is None:
+            return None
+        return datetime.fromtimestamp(low, UTC), datetime.fromtimestamp(high, UTC)
+
     def max_seq(self) -> int:
         return int(
             self.connection.execute(

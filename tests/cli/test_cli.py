@@ -165,3 +165,29 @@ def test_version_and_help(tmp_path):
     help_text = e2g(tmp_path / "d", "--help").stdout
     for command in ("ingest", "search", "link", "match", "stats", "reindex"):
         assert command in help_text
+
+
+def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
+    e2g(tmp_path / "d", "-q", "ingest", str(archive))
+    repo = tmp_path / "old"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2005-04-07T12:00:00Z",
+        "GIT_COMMITTER_DATE": "2005-04-07T12:00:00Z",
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@example.org",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@example.org",
+    }
+    git(repo, "commit", "-qm", "old: first", env=env)
+    result = e2g(tmp_path / "d", "match", "-C", str(repo))
+    assert result.returncode == 0, result.stderr
+    assert "1 commits: 0 matched" in result.stderr
+    assert "outside the archive" in result.stderr
+    linked = e2g(tmp_path / "d", "link", "--json", "-C", str(repo), "HEAD")
+    data = json.loads(linked.stdout)
+    assert data["status"] == "no-match" and "outside the archive" in data["note"]
