@@ -126,6 +126,7 @@ def link_json(result: LinkResult) -> dict[str, object]:
             }
             for r in result.rejected
         ],
+        "note": result.note,
     }
 
 
