@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.api import core as api
+from e2g.api.core import hit_json
 from e2g.cli import output
 from e2g.cli.context import state
-from e2g.config import Settings
 
 if TYPE_CHECKING:
     from e2g.index.fulltext import SearchHit
@@ -19,28 +19,6 @@ if TYPE_CHECKING:
 class Sort(StrEnum):
     date = "date"
     relevance = "relevance"
-
-
-def hit_json(hit: SearchHit, settings: Settings) -> dict[str, object]:
-    first_list = hit.lists[0] if hit.lists else None
-    return {
-        "message_id": hit.message_id,
-        "subject": hit.subject,
-        "author": f"{hit.author_name} <{hit.author_email}>"
-        if hit.author_name
-        else hit.author_email,
-        "author_name": hit.author_name,
-        "author_email": hit.author_email,
-        "date": hit.date.isoformat() if hit.date else None,
-        "list": first_list,
-        "lists": list(hit.lists),
-        "kind": hit.kind,
-        "version": hit.version,
-        "files": list(hit.files),
-        "thread_root": hit.thread_root,
-        "score": round(hit.score, 4),
-        "url": settings.url_for(hit.message_id, first_list),
-    }
 
 
 def _row(hit: SearchHit) -> list[str]:

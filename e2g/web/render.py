@@ -14,7 +14,6 @@ from urllib.parse import quote, unquote, urlsplit
 
 from e2g.api.threads import MessageView, ThreadNode, ThreadView, clean_message_id
 from e2g.config import Settings
-from e2g.index.fulltext import SearchHit
 from e2g.index.store import StoredMessage
 
 MAX_REV = 200
@@ -244,27 +243,4 @@ def thread_json(view: ThreadView, settings: Settings) -> dict[str, object]:
         "truncated": view.truncated,
         "root_missing": view.root_missing,
         "messages": messages,
-    }
-
-
-def hit_json(hit: SearchHit, settings: Settings) -> dict[str, object]:
-    """The same object `e2g search --json` prints for a hit."""
-    first_list = hit.lists[0] if hit.lists else None
-    return {
-        "message_id": hit.message_id,
-        "subject": hit.subject,
-        "author": f"{hit.author_name} <{hit.author_email}>"
-        if hit.author_name
-        else hit.author_email,
-        "author_name": hit.author_name,
-        "author_email": hit.author_email,
-        "date": iso(hit.date),
-        "list": first_list,
-        "lists": list(hit.lists),
-        "kind": hit.kind,
-        "version": hit.version,
-        "files": list(hit.files),
-        "thread_root": hit.thread_root,
-        "score": round(hit.score, 4),
-        "url": settings.url_for(hit.message_id, first_list),
     }

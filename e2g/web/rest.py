@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from e2g import api, errors
 from e2g.api import threads
+from e2g.api.core import hit_json
 from e2g.web.context import (
     Linking,
     StatsBy,
@@ -27,7 +28,6 @@ from e2g.web.context import (
 from e2g.web.render import (
     check_message_id,
     check_rev,
-    hit_json,
     message_json,
     thread_json,
 )
