@@ -20,7 +20,9 @@ def _commands() -> dict[str, object]:
 
 def test_every_command_has_help_and_is_documented() -> None:
     commands = _commands()
-    assert {"ingest", "search", "reindex", "link", "match", "stats", "serve"} <= set(commands)
+    assert {"ingest", "search", "reindex", "link", "match", "stats", "serve"} <= set(
+        commands
+    )
     for name, command in commands.items():
         assert (command.help or "").strip(), f"e2g {name} has no help"  # type: ignore[attr-defined]
         assert f"`e2g {name}" in README, f"e2g {name} is missing from README.md"
