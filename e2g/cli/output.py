@@ -66,7 +66,12 @@ def table(rows: Iterable[Iterable[str]], *, widths: list[int] | None = None) -> 
     columns = len(materialised[0])
     if widths is None:
         widths = [max(len(row[i]) for row in materialised) for i in range(columns - 1)]
-    rest = max(20, terminal_width() - sum(widths) - 2 * (columns - 1))
+    # Fit a terminal; into a pipe, keep whole lines for grep and cut.
+    rest = (
+        max(20, terminal_width() - sum(widths) - 2 * (columns - 1))
+        if sys.stdout.isatty()
+        else 1 << 20
+    )
     for row in materialised:
         cells = [
             cell.ljust(width)[:width]
