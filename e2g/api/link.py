@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -161,47 +161,51 @@ class MatchSummary:
 
 # -- batch matching in worker processes ---------------------------------------------
 
-_WORKER: tuple[Matcher, bool] | None = None
+_WORKER: tuple[Matcher, Repo, bool] | None = None
+# Commits per worker task: each task is one `git log --stdin` run in the worker.
+TASK = 100
 
 
-def _worker_start(settings: Settings, ignore_trailers: bool) -> None:
+def _worker_start(settings: Settings, root: Path, ignore_trailers: bool) -> None:
     global _WORKER
-    _WORKER = (_matcher(settings), ignore_trailers)
+    _WORKER = (_matcher(settings), Repo.open(root), ignore_trailers)
 
 
-def _worker_match(commits: list[Commit]) -> list[LinkResult]:
+def _worker_match(shas: list[str]) -> list[LinkResult]:
+    """Read the commits (one git process for the whole task) and match each."""
     assert _WORKER is not None
-    matcher, ignore_trailers = _WORKER
+    matcher, repository, ignore_trailers = _WORKER
     return [
         matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
-        for commit in commits
+        for commit in repository.commits(shas)
     ]
 
 
-def _batches(commits: Iterable[Commit], size: int) -> Iterator[list[Commit]]:
-    batch: list[Commit] = []
-    for commit in commits:
-        batch.append(commit)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def _tasks(shas: Sequence[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(shas), size):
+        yield list(shas[start : start + size])
 
 
 def _results(
-    settings: Settings, commits: Iterable[Commit], *, jobs: int, ignore_trailers: bool
+    settings: Settings,
+    root: Path,
+    shas: Sequence[str],
+    *,
+    jobs: int,
+    ignore_trailers: bool,
 ) -> Iterator[LinkResult]:
+    """Match in `jobs` processes; each reads its own commits, so git's output and the
+    diff parsing are spread over the cores too."""
     if jobs <= 1:
-        _worker_start(settings, ignore_trailers)
-        for batch in _batches(commits, BATCH):
-            yield from _worker_match(batch)
+        _worker_start(settings, root, ignore_trailers)
+        for task in _tasks(shas, TASK):
+            yield from _worker_match(task)
         return
     context = multiprocessing.get_context("fork")
     with context.Pool(
-        jobs, initializer=_worker_start, initargs=(settings, ignore_trailers)
+        jobs, initializer=_worker_start, initargs=(settings, root, ignore_trailers)
     ) as pool:
-        for results in pool.imap(_worker_match, _batches(commits, 20)):
+        for results in pool.imap(_worker_match, _tasks(shas, TASK)):
             yield from results
 
 
@@ -238,10 +242,7 @@ def match(
         summary.skipped = len(shas) - len(todo)
         pending: list[LinkResult] = []
         for result in _results(
-            settings,
-            repository.commits(todo),
-            jobs=jobs,
-            ignore_trailers=ignore_trailers,
+            settings, repository.root, todo, jobs=jobs, ignore_trailers=ignore_trailers
         ):
             _count(summary, result, span)
             pending.append(result)
