@@ -108,7 +108,7 @@ class _Tokens(Tokenizer):  # type: ignore[misc]
     def tokens(self, value: str) -> Iterable[str]:
         raise NotImplementedError
 
-    def __call__(
+    def __call__(  # noqa: PLR0913 - the signature Whoosh calls
         self,
         value: str,
         positions: bool = False,

@@ -299,7 +299,7 @@ class _PatchIdReader:
             return None
         return self.result.to_bytes(20, "little").hex()
 
-    def _line(self, line: bytes, newline: int) -> bool:
+    def _line(self, line: bytes, newline: int) -> bool:  # noqa: C901 - one state machine, as in git
         """Handle one line after the prefix checks; False ends the patch."""
         if self.before == -1:
             if line.startswith((b"GIT binary patch", b"Binary files")):

@@ -91,7 +91,7 @@ def _person(name: str, email: str) -> str:
     return f"{name} <{email}>" if name else f"<{email}>"
 
 
-def to_posting(
+def to_posting(  # noqa: PLR0913 - all keyword-only
     store: Store,
     message: StoredMessage,
     *,
