@@ -317,6 +317,12 @@ class Store:
 
     # -- bulk ------------------------------------------------------------------------
 
+    def meta(self, key: str) -> str | None:
+        row = self.connection.execute(
+            "SELECT value FROM meta WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def date_range(self) -> tuple[datetime, datetime] | None:
         """The oldest and newest message dates in the store (None when empty)."""
         low, high = self.connection.execute(

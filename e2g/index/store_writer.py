@@ -86,6 +86,18 @@ class StoreWriter:
         ).fetchone()
         return None if row is None else row[0]
 
+    def meta(self, key: str) -> str | None:
+        row = self.connection.execute(
+            "SELECT value FROM meta WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.connection.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
     def max_seq(self) -> int:
         row = self.connection.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM messages"

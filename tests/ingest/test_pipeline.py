@@ -346,3 +346,14 @@ def test_patchwork_mails_ingest_with_expected_kinds(settings):
             "SELECT COUNT(*) FROM files WHERE binary = 1"
         ).fetchone()[0]
         assert binary >= 3  # 0025, 0026, 0027
+
+
+def test_bodies_stay_indexed_once_asked_for(tmp_path, write_mbox):
+    plain = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    bodies = config.resolve(data_dir=tmp_path / "data", index_bodies=True, env={}, home=tmp_path)
+    _ingest(bodies, write_mbox("a.mbox", [mail(1, body="the frobnicator starves\n")]))
+    _ingest(plain, write_mbox("b.mbox", [mail(2, body="another starves here\n")]))
+    hits, total = api_core.search(plain, "starves")
+    assert total == 2
+    assert api_core.reindex(plain) == 2
+    assert api_core.search(plain, "starves")[1] == 2
