@@ -36,6 +36,7 @@ from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
 
 log = logging.getLogger(__name__)
 
+BODIES_KEY = "index_bodies"  # store meta: the index holds message bodies
 CHUNK = 500  # messages per parse task and per store transaction
 INDEX_COMMIT_EVERY = (
     20_000  # documents between full-text commits (Whoosh commits are slow)
@@ -322,9 +323,13 @@ def ingest(
     report = IngestReport(sources=len(sources))
     started = time.monotonic()
     with StoreWriter(store_path) as writer:
+        # Once a store's index holds bodies, every later ingest indexes them too.
+        bodies = options.index_bodies or writer.meta(BODIES_KEY) == "1"
+        if bodies and writer.meta(BODIES_KEY) != "1":
+            writer.set_meta(BODIES_KEY, "1")
         pool = _ParsePool(_worker_count(options.workers), options.now)
         indexer = IndexProcess(
-            store_path, index_dir, bodies=options.index_bodies, upto=writer.max_seq()
+            store_path, index_dir, bodies=bodies, upto=writer.max_seq()
         )
         run = _Run(writer, indexer, options, report, progress, started)
         try:
@@ -359,5 +364,6 @@ def reindex(
 ) -> int:
     """Rebuild the full-text index from the store alone; return documents indexed."""
     with Store(store_path) as store:
+        bodies = bodies or store.meta(BODIES_KEY) == "1"
         docs = (index_doc(stored, bodies=bodies) for stored in store.iter_messages())
         return rebuild(index_dir, docs, progress=progress)
