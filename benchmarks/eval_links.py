@@ -46,6 +46,8 @@ class Tally:
     answered: int = 0
     correct: int = 0
     exact: int = 0  # the answer is exactly the Link target
+    postings: int = 0  # every patch posting returned (e2g returns several per commit)
+    postings_correct: int = 0
     wrong: list[tuple[str, str, str]] = field(default_factory=list)
 
     def add(
@@ -76,6 +78,8 @@ class Tally:
             "precision": round(precision, 4),
             "recall": round(recall, 4),
             "f1": round(f1, 4),
+            "postings": self.postings,
+            "postings_correct": self.postings_correct,
         }
 
 
@@ -150,8 +154,9 @@ def evaluate(
     store = Store(settings.store_path)
     matcher = Matcher(store, lines_of=diff_lines, url_for=settings.url_for)
     low, high = archive_window(store)
+    returned: dict[str, list[str]] = {}
     methods: dict[str, Callable[[Commit], str | None]] = {
-        "e2g": lambda c: _applied(matcher, c),
+        "e2g": lambda c: _applied(matcher, c, returned),
         "subject-only": lambda c: subject_only(store, c),
         "patch-id-only": lambda c: patch_id_only(store, c),
     }
@@ -174,6 +179,12 @@ def evaluate(
             every[name].add(commit.sha, answer, label.message_id, family)
             if label.kind == "patch":
                 with_diff[name].add(commit.sha, answer, label.message_id, family)
+        if label.kind == "patch" and answer_postings(returned, commit.sha):
+            tally = with_diff["e2g"]
+            tally.postings += len(returned[commit.sha])
+            tally.postings_correct += sum(
+                1 for mid in returned[commit.sha] if mid in family
+            )
     elapsed = time.monotonic() - started
     window = [from_epoch(int(low)), from_epoch(int(high))]
     return {
@@ -186,9 +197,16 @@ def evaluate(
     }
 
 
-def _applied(matcher: Matcher, commit: Commit) -> str | None:
+def _applied(
+    matcher: Matcher, commit: Commit, seen: dict[str, list[str]]
+) -> str | None:
     result = matcher.match(request_for(commit, ignore_trailers=True))
+    seen[commit.sha] = [p.message_id for p in result.postings if p.kind == "patch"]
     return next((p.message_id for p in result.postings if p.applied), None)
+
+
+def answer_postings(returned: dict[str, list[str]], sha: str) -> bool:
+    return bool(returned.get(sha))
 
 
 def _exists(repository: Repo, sha: str) -> bool:
@@ -239,6 +257,11 @@ def main() -> int:
         "all labelled commits (labels may be covers or reports):",
         report["all_labelled"],
     )  # type: ignore[arg-type]
+    e2g = report["label_carries_diff"][0]  # type: ignore[index]
+    share = e2g["postings_correct"] / e2g["postings"] if e2g["postings"] else 0.0
+    print(
+        f"e2g patch postings returned for those commits: {e2g['postings']}, in the label's family: {e2g['postings_correct']} ({share:.2%})"
+    )
     for commit, answer, label in report["e2g_wrong"]:  # type: ignore[attr-defined]
         print(f"  e2g wrong: {commit[:12]} answered <{answer}> label <{label}>")
     return 0

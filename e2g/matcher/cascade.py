@@ -15,7 +15,7 @@ from e2g.index.store import Store, StoredMessage
 from e2g.matcher.candidates import STAGES, LinesOf, MatchRequest, Pool, candidate_info
 from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
 from e2g.matcher.scoring import Score, score_candidate
-from e2g.matcher.similarity import pair_files
+from e2g.matcher.similarity import diff_similarity, pair_files
 from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
 
 METHOD_RANK = {
@@ -29,6 +29,8 @@ METHOD_RANK = {
 MAX_REJECTED = 5
 # Another accepted candidate this sure, or with the best match's subject, is a posting.
 POSTING_SCORE = 0.80
+# An earlier version may differ a lot from what was applied, but not entirely.
+VERSION_DIFF = 0.30
 # A verdict this sure ends the cascade: later stages only add noise and time.
 SURE = 0.85
 LATE = timedelta(days=1)
@@ -100,6 +102,28 @@ class Matcher:
             info, tuple(self._postings(request, accepted)), _rejected(verdicts)
         )
 
+    def _kinship(
+        self, request: MatchRequest, best: StoredMessage, relative: StoredMessage
+    ) -> str | None:
+        """Why a same-subject, same-author mail is another version of the patch, or None.
+
+        A generic subject ("Update README") can recur for unrelated patches, so a
+        relative must also share the patch-id, the series lineage, or enough diff.
+        """
+        if relative.patch_id and relative.patch_id == best.patch_id:
+            return "same patch-id"
+        if (
+            relative.series_id is not None
+            and best.series_id is not None
+            and relative.series_id in set(self.store.lineage(best.series_id))
+        ):
+            return "same series lineage"
+        _, lines = self._diff(relative)
+        if lines is None:
+            return None
+        similarity = diff_similarity(request.commit_lines, lines)
+        return f"diff {similarity:.2f}" if similarity >= VERSION_DIFF else None
+
     def _postings(
         self, request: MatchRequest, accepted: Sequence[Verdict]
     ) -> list[Posting]:
@@ -125,12 +149,15 @@ class Matcher:
             + LATE
         )
         for relative in family(self.store, request.commit, best.message):
-            if relative.message_id not in chosen and (
-                relative.date is None or relative.date <= latest
+            if relative.message_id in chosen or (
+                relative.date is not None and relative.date > latest
             ):
+                continue
+            kinship = self._kinship(request, best.message, relative)
+            if kinship is not None:
                 detail = Evidence(
                     "version",
-                    f"v{relative.version} of the same patch by the same author",
+                    f"v{relative.version} of the same patch by the same author ({kinship})",
                     0.0,
                 )
                 chosen[relative.message_id] = (
