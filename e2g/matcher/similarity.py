@@ -50,7 +50,7 @@ def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float
         total += weight
     for lines, paths in ((commit_lines, lone_commit), (mail_lines, lone_mail)):
         for path in paths:
-            total += sum(_weight(line) for side in lines[path] for line in side)
+            total += sum(_side(side).weight for side in lines[path])
     if total > 0:
         # Rounded so that float sums in another order still give exactly 1.0.
         return min(1.0, round(2.0 * shared / total, 6))
@@ -122,6 +122,33 @@ def _weight(line: str) -> float:
     return 1.0 if is_informative(line) else TRIVIAL_WEIGHT
 
 
+class _Side:
+    """Counts, weights and the set of one side (added or removed lines) of one file."""
+
+    __slots__ = ("count", "lines", "set", "weight")
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines  # keeps the list alive while its id() is a cache key
+        self.count = Counter(lines)
+        self.set = set(self.count)
+        self.weight = sum(_weight(line) * n for line, n in self.count.items())
+
+
+# The commit's lines are compared with every candidate, and a candidate's with many
+# commits: prepare each list once. Keyed by id(), holding the list so ids stay unique.
+_SIDES: dict[int, _Side] = {}
+MAX_SIDES = 50_000
+
+
+def _side(lines: Sequence[str]) -> _Side:
+    side = _SIDES.get(id(lines))
+    if side is None or side.lines is not lines:
+        if len(_SIDES) >= MAX_SIDES:
+            _SIDES.clear()
+        side = _SIDES[id(lines)] = _Side(lines)
+    return side
+
+
 def _file_overlap(
     ours: tuple[Sequence[str], Sequence[str]],
     theirs: tuple[Sequence[str], Sequence[str]],
@@ -135,24 +162,27 @@ def _file_overlap(
     shared = 0.0
     total = 0.0
     for side in (0, 1):
-        ours_count = Counter(ours[side])
-        theirs_count = Counter(theirs[side])
-        for line, count in ours_count.items():
-            common = min(count, theirs_count.get(line, 0))
+        mine, other = _side(ours[side]), _side(theirs[side])
+        total += mine.weight + other.weight
+        if not mine.count or not other.count:
+            continue
+        small, large = (
+            (mine, other) if len(mine.count) <= len(other.count) else (other, mine)
+        )
+        for line, count in small.count.items():
+            common = min(count, large.count.get(line, 0))
             if common:
                 shared += common * _weight(line)
-        total += sum(_weight(line) * count for line, count in ours_count.items())
-        total += sum(_weight(line) * count for line, count in theirs_count.items())
-        their_opposite = set(theirs[1 - side])
-        our_opposite = set(ours[1 - side])
+        their_opposite = _side(theirs[1 - side]).set
+        our_opposite = _side(ours[1 - side]).set
         ours_left = [
             line
-            for line in (ours_count - theirs_count).elements()
+            for line in (mine.count - other.count).elements()
             if line not in their_opposite
         ]
         theirs_left = [
             line
-            for line in (theirs_count - ours_count).elements()
+            for line in (other.count - mine.count).elements()
             if line not in our_opposite
         ]
         if ours_left and theirs_left:
