@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from e2g.matcher.similarity import (
     LinesByFile,
-    diff_similarity,
+    diff_overlap,
     is_informative,
     pair_files,
     subject_similarity,
@@ -43,6 +43,10 @@ NO_DIFF_MIN_SIGNAL = 0.90
 # Fewer informative +/- lines than this can coincide by chance (a version bump).
 SMALL_DIFF_LINES = 3
 STRONG_SIGNAL = 0.90
+# One diff found whole inside the other (tests added on the way in) earns this much.
+MIN_CONTAINMENT = 0.90
+MIN_CONTAINED_LINES = 4.0
+CONTAINED_CREDIT = 0.85
 AUTHOR_DATE_SCORE = 0.98
 # Date window: a mail posted after the commit cannot be its source (a day of slack
 # for clocks); reviews can take a year; older postings lose a little, not all.
@@ -173,10 +177,20 @@ def _measure(
     pairs, _, _ = pair_files(commit.patch.paths, candidate.files)
     union = len(commit.patch.paths) + len(candidate.files) - len(pairs)
     diff = None
+    subject = subject_similarity(commit.subject_key, candidate.subject_key)
     if mail_lines and _line_count(commit_lines) and _line_count(mail_lines):
-        diff = diff_similarity(commit_lines, mail_lines)
+        overlap = diff_overlap(commit_lines, mail_lines)
+        diff = overlap.similarity
+        # A maintainer who added tests (or dropped a hunk) leaves one diff inside the
+        # other: credit that, but only with the same subject or author behind it.
+        if (
+            overlap.containment >= MIN_CONTAINMENT
+            and overlap.smaller_lines >= MIN_CONTAINED_LINES
+            and max(subject, author or 0.0) >= STRONG_SIGNAL
+        ):
+            diff = max(diff, CONTAINED_CREDIT * overlap.containment)
     return _Signals(
-        subject=subject_similarity(commit.subject_key, candidate.subject_key),
+        subject=subject,
         author=author,
         author_detail=author_detail,
         files=len(pairs) / union if union else 0.0,

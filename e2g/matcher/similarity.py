@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rapidfuzz import fuzz
@@ -31,31 +32,57 @@ MAX_FUZZY_LINES = 64
 MIN_LINE_RATIO = 75.0
 
 
-def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float:
-    """Similarity in [0, 1] of two diffs' added and removed lines, weighted by lines.
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """How two diffs overlap: `similarity` (Dice, both sides count) and `containment`
+    (the share of the smaller diff found in the larger: a maintainer who added tests
+    or dropped a hunk leaves the posted diff contained in the commit, or vice versa)."""
+
+    similarity: float
+    containment: float
+    smaller_lines: float  # weighted +/- lines of the smaller diff
+
+
+def diff_overlap(commit_lines: LinesByFile, mail_lines: LinesByFile) -> Overlap:
+    """Similarity and containment of two diffs' added and removed lines, by weight.
 
     Files are paired by path, then by basename when the paths were normalised
     differently (a moved tree, another top directory). Lines of unpaired files
-    count against the score. Two diffs without any +/- lines (renames, mode or
+    count against the similarity. Two diffs without any +/- lines (renames, mode or
     binary changes) compare by their file sets alone.
     """
     pairs, lone_commit, lone_mail = pair_files(commit_lines, mail_lines)
     shared = 0.0
-    total = 0.0
+    ours = 0.0
+    theirs = 0.0
     for commit_path, mail_path in pairs:
-        overlap, weight = _file_overlap(
+        overlap, our_weight, their_weight = _file_overlap(
             commit_lines[commit_path], mail_lines[mail_path]
         )
         shared += overlap
-        total += weight
-    for lines, paths in ((commit_lines, lone_commit), (mail_lines, lone_mail)):
-        for path in paths:
-            total += sum(_side(side).weight for side in lines[path])
+        ours += our_weight
+        theirs += their_weight
+    ours += sum(
+        _side(side).weight for path in lone_commit for side in commit_lines[path]
+    )
+    theirs += sum(_side(side).weight for path in lone_mail for side in mail_lines[path])
+    total = ours + theirs
     if total > 0:
+        smaller = min(ours, theirs)
         # Rounded so that float sums in another order still give exactly 1.0.
-        return min(1.0, round(2.0 * shared / total, 6))
+        return Overlap(
+            similarity=min(1.0, round(2.0 * shared / total, 6)),
+            containment=min(1.0, round(shared / smaller, 6)) if smaller > 0 else 0.0,
+            smaller_lines=smaller,
+        )
     files = len(commit_lines) + len(mail_lines)
-    return 2.0 * len(pairs) / files if files else 0.0
+    similarity = 2.0 * len(pairs) / files if files else 0.0
+    return Overlap(similarity, similarity, 0.0)
+
+
+def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float:
+    """Similarity in [0, 1] of two diffs' added and removed lines (see diff_overlap)."""
+    return diff_overlap(commit_lines, mail_lines).similarity
 
 
 def subject_similarity(a_key: str, b_key: str) -> float:
@@ -152,18 +179,20 @@ def _side(lines: Sequence[str]) -> _Side:
 def _file_overlap(
     ours: tuple[Sequence[str], Sequence[str]],
     theirs: tuple[Sequence[str], Sequence[str]],
-) -> tuple[float, float]:
-    """(weighted shared lines, weighted lines of both diffs) for one pair of files.
+) -> tuple[float, float, float]:
+    """(weighted shared lines, our weighted lines, theirs) for one pair of files.
 
     Added lines compare with added lines, removed with removed. A leftover line that
     the other diff has exactly on the opposite side is a reversal (a revert), not an
     edit, so it gets no fuzzy credit.
     """
     shared = 0.0
-    total = 0.0
+    our_total = 0.0
+    their_total = 0.0
     for side in (0, 1):
         mine, other = _side(ours[side]), _side(theirs[side])
-        total += mine.weight + other.weight
+        our_total += mine.weight
+        their_total += other.weight
         if not mine.count or not other.count:
             continue
         small, large = (
@@ -187,7 +216,7 @@ def _file_overlap(
         ]
         if ours_left and theirs_left:
             shared += _fuzzy_overlap(ours_left, theirs_left)
-    return shared, total
+    return shared, our_total, their_total
 
 
 def _edit_credit(ratio: float) -> float:

@@ -184,3 +184,30 @@ def test_lightly_edited_line_earns_partial_credit() -> None:
     ours = lines("a.c", ["ret = io_uring_submit(ring);"], [])
     theirs = lines("a.c", ["ret = io_uring_submit(&ring);"], [])
     assert 0.5 < diff_similarity(ours, theirs) < 1.0
+
+
+def test_a_posted_diff_contained_in_a_commit_that_added_tests() -> None:
+    from e2g.matcher.similarity import diff_overlap
+
+    posted = {
+        "evaluate.c": (
+            [
+                "if (size == bits) return ctype;",
+                "if (size != bits) index = cast(index);",
+            ],
+            [
+                "if (size >= bits) return ctype;",
+                "if (size < bits) index = cast(index);",
+            ],
+        )
+    }
+    tests = {
+        f"validation/t{n}.c": (
+            [f"int check_{n}_{i}(void) {{ return {i}; }}" for i in range(40)],
+            [],
+        )
+        for n in range(3)
+    }
+    overlap = diff_overlap({**posted, **tests}, posted)
+    assert overlap.similarity < 0.2
+    assert overlap.containment == 1.0
