@@ -350,7 +350,9 @@ def test_patchwork_mails_ingest_with_expected_kinds(settings):
 
 def test_bodies_stay_indexed_once_asked_for(tmp_path, write_mbox):
     plain = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
-    bodies = config.resolve(data_dir=tmp_path / "data", index_bodies=True, env={}, home=tmp_path)
+    bodies = config.resolve(
+        data_dir=tmp_path / "data", index_bodies=True, env={}, home=tmp_path
+    )
     _ingest(bodies, write_mbox("a.mbox", [mail(1, body="the frobnicator starves\n")]))
     _ingest(plain, write_mbox("b.mbox", [mail(2, body="another starves here\n")]))
     hits, total = api_core.search(plain, "starves")
