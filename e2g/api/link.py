@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from e2g.api.core import open_store
@@ -23,13 +23,11 @@ from e2g.index.store import Store
 from e2g.ingest.gitrepo import Repo
 from e2g.ingest.patch import diff_lines
 from e2g.ingest.trailers import linked_message_ids
-from e2g.matcher.candidates import MatchRequest
+from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
-from e2g.model import Commit, LinkResult
+from e2g.model import Commit, CommitInfo, LinkResult
 
 BATCH = 200
-LATE_SLACK = timedelta(days=1)
-EARLIEST = timedelta(days=365)
 
 
 def request_for(commit: Commit, *, ignore_trailers: bool) -> MatchRequest:
@@ -70,13 +68,21 @@ def link(
         matcher.store.close()
 
 
+def outside_archive(
+    commit: Commit | CommitInfo, span: tuple[datetime, datetime]
+) -> bool:
+    """Whether the matcher's date window for this commit misses every message."""
+    low, high = span
+    return commit.commit_date + LATEST < low or commit.author_date - EARLIEST > high
+
+
 def _outside_note(store: Store, commit: Commit) -> str:
     """Why no match was even possible, when the commit predates or follows all mail."""
     span = store.date_range()
     if span is None:
         return ""
-    low, high = span
-    if commit.commit_date + LATE_SLACK < low or commit.author_date - EARLIEST > high:
+    if outside_archive(commit, span):
+        low, high = span
         return (
             f"the commit ({commit.commit_date:%Y-%m-%d}) is outside the archive's dates "
             f"({low:%Y-%m-%d} .. {high:%Y-%m-%d}): ingest the list's archive of that time"
@@ -264,11 +270,7 @@ def _count(
     applied = next((posting for posting in result.postings if posting.applied), None)
     if applied is None:
         summary.no_match += 1
-        commit = result.commit
-        if span is not None and (
-            commit.commit_date + LATE_SLACK < span[0]
-            or commit.author_date - EARLIEST > span[1]
-        ):
+        if span is not None and outside_archive(result.commit, span):
             summary.outside += 1
         return
     summary.matched += 1

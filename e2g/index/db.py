@@ -60,3 +60,9 @@ def explain(err: BaseException, path: Path) -> str:
     if "readonly" in text or "unable to open" in text:
         return f"cannot write the store at {path}: check its permissions or pass --data-dir"
     return f"store error at {path}: {text}"
+
+
+def read_meta(connection: sqlite3.Connection, key: str) -> str | None:
+    """A value of the store's `meta` table, or None."""
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])

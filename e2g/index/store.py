@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any
 
 from e2g.index.compression import Codec
-from e2g.index.db import connect
+from e2g.index.db import connect, read_meta
 
 MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
@@ -318,10 +318,7 @@ class Store:
     # -- bulk ------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
-        row = self.connection.execute(
-            "SELECT value FROM meta WHERE key = ?", (key,)
-        ).fetchone()
-        return None if row is None else str(row[0])
+        return read_meta(self.connection, key)
 
     def date_range(self) -> tuple[datetime, datetime] | None:
         """The oldest and newest message dates in the store (None when empty)."""

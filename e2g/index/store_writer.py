@@ -21,7 +21,7 @@ from types import TracebackType
 
 from e2g.errors import StoreError
 from e2g.index.compression import Codec
-from e2g.index.db import connect, explain
+from e2g.index.db import connect, explain, read_meta
 from e2g.index.series import SeriesAssigner
 from e2g.model import Malformed, Message, RawMessage
 
@@ -87,10 +87,7 @@ class StoreWriter:
         return None if row is None else row[0]
 
     def meta(self, key: str) -> str | None:
-        row = self.connection.execute(
-            "SELECT value FROM meta WHERE key = ?", (key,)
-        ).fetchone()
-        return None if row is None else str(row[0])
+        return read_meta(self.connection, key)
 
     def set_meta(self, key: str, value: str) -> None:
         self.connection.execute(
