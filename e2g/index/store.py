@@ -7,6 +7,7 @@ batch. Rows become `StoredMessage` values here; no sqlite3.Row leaves this modul
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,15 @@ class StoredMessage:
     @property
     def date_corrected(self) -> bool:
         return self.date_source != "header"
+
+
+@dataclass(frozen=True, slots=True)
+class TouchingPatch:
+    seq: int
+    shared: int  # how many of the asked paths it touches
+    date: int
+    author_email: str
+    patch_author_email: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +232,32 @@ class Store:
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {where} {suffix}", parameters
         ).fetchall()
         return self._build(rows)
+
+    def by_seqs(self, seqs: Sequence[int]) -> list[StoredMessage]:
+        """The messages with these seqs, in seq order (one cached statement)."""
+        if not seqs:
+            return []
+        return self.select(
+            "seq IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(seqs))),),
+            suffix="ORDER BY seq",
+        )
+
+    def touching(
+        self, paths: Sequence[str], *, low: int, high: int
+    ) -> list[TouchingPatch]:
+        """Patches dated in [low, high] that touch any of `paths`: the light rows the
+        matcher's author and file maps choose from."""
+        return [
+            TouchingPatch(int(seq), int(shared), int(date), str(email), patch_email)
+            for seq, shared, date, email, patch_email in self.connection.execute(
+                "SELECT f.seq, COUNT(*), m.date, m.author_email, m.patch_author_email "
+                "FROM files f JOIN messages m ON m.seq = f.seq "
+                "WHERE f.path IN (SELECT value FROM json_each(?)) AND m.kind = 'patch' "
+                "AND m.date BETWEEN ? AND ? GROUP BY f.seq",
+                (json.dumps(list(paths)), low, high),
+            )
+        ]
 
     def message(self, message_id: str) -> StoredMessage | None:
         found = self.select("message_id = ?", (message_id,))

@@ -90,37 +90,45 @@ def subject_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
         pool.add(
             store.select(
                 "subject_key = ? AND kind = 'patch'",
-                (commit.subject_key,),
-                suffix=f"ORDER BY abs(date - {_epoch(commit.commit_date)}) LIMIT {SUBJECT_LIMIT}",
+                (commit.subject_key, _epoch(commit.commit_date)),
+                suffix=f"ORDER BY abs(date - ?) LIMIT {SUBJECT_LIMIT}",
             ),
             "subject",
         )
 
 
 def map_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
-    """Stage 3: the author's patches and patches touching the same files, in the window."""
+    """Stage 3: the author's patches and patches touching the same files, in the window.
+
+    Only patches that touch one of the commit's files: any other would be rejected for
+    having no file in common, after costing a fetch and a compare. One query finds
+    them all; the author's nearest and the files' best are picked from its rows.
+    """
     commit = request.commit
-    low, high = window(commit)
-    email = commit.author.email.casefold()
     paths = list(commit.patch.paths)[:MAX_QUERY_FILES]
-    # Only the author's patches that touch one of the commit's files: any other would
-    # be rejected for having no file in common, after costing a fetch and a compare.
-    touching = (
-        f"AND seq IN (SELECT seq FROM files WHERE path IN ({','.join('?' * len(paths))}))"
-        if paths
-        else ""
-    )
-    pool.add(
-        store.select(
-            "seq IN (SELECT seq FROM messages WHERE author_email = ? AND date BETWEEN ? AND ? "
-            "UNION SELECT seq FROM messages WHERE patch_author_email = ? AND date BETWEEN ? AND ?) "
-            f"AND kind = 'patch' {touching}",
-            (email, low, high, email, low, high, *paths),
-            suffix=f"ORDER BY abs(date - {_epoch(commit.author_date)}) LIMIT {AUTHOR_LIMIT}",
+    if not paths:
+        return
+    low, high = window(commit)
+    touching = store.touching(paths, low=low, high=high)
+    email = commit.author.email.casefold()
+    near = _epoch(commit.author_date)
+    by_author = sorted(
+        (
+            row
+            for row in touching
+            if email in (row.author_email, row.patch_author_email)
         ),
-        "author",
-    )
-    _file_candidates(store, commit, pool, low=low, high=high)
+        key=lambda row: abs(row.date - near),
+    )[:AUTHOR_LIMIT]
+    by_files = sorted(touching, key=lambda row: (-row.shared, abs(row.date - near)))[
+        :FILES_LIMIT
+    ]
+    found = {
+        message.seq: message
+        for message in store.by_seqs([row.seq for row in (*by_author, *by_files)])
+    }
+    pool.add([found[row.seq] for row in by_author if row.seq in found], "author")
+    pool.add([found[row.seq] for row in by_files if row.seq in found], "files")
 
 
 STAGES = (exact_candidates, subject_candidates, map_candidates)
@@ -140,24 +148,6 @@ def _trailer_candidates(store: Store, linked: Sequence[str], pool: Pool) -> None
                 ),
                 "thread",
             )
-
-
-def _file_candidates(
-    store: Store, commit: Commit, pool: Pool, *, low: int, high: int
-) -> None:
-    paths = list(commit.patch.paths)[:MAX_QUERY_FILES]
-    if not paths:
-        return
-    marks = ",".join("?" * len(paths))
-    rows = store.connection.execute(
-        f"SELECT f.seq FROM files f JOIN messages m ON m.seq = f.seq WHERE f.path IN ({marks}) "
-        "AND m.kind = 'patch' AND m.date BETWEEN ? AND ? GROUP BY f.seq "
-        f"ORDER BY COUNT(*) DESC, abs(m.date - ?) LIMIT {FILES_LIMIT}",
-        (*paths, low, high, _epoch(commit.author_date)),
-    ).fetchall()
-    seqs = [int(row[0]) for row in rows]
-    if seqs:
-        pool.add(store.select(f"seq IN ({','.join('?' * len(seqs))})", seqs), "files")
 
 
 def candidate_info(

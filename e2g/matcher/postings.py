@@ -42,9 +42,11 @@ def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMess
     if best.date is not None:
         high = max(high, int(best.date.timestamp()) + 86400)
     email = best.patch_author_email or best.author_email
+    # The unary + keeps SQLite on the subject-key index: left to choose, it walks the
+    # author's every message (thousands for a maintainer) through the author index.
     found = store.select(
         "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ? "
-        "AND (author_email = ? OR patch_author_email = ?)",
+        "AND (+author_email = ? OR +patch_author_email = ?)",
         (best.subject_key, low, high, email, email),
         suffix="LIMIT 100",
     )
