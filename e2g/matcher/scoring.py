@@ -22,6 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from e2g.matcher.similarity import (
     LinesByFile,
@@ -101,6 +102,7 @@ class _Signals:
     files: float
     shared_files: int
     diff: float | None  # None: a side has no +/- lines to compare
+    diff_exact: bool  # False: diff is an upper bound, already below agreement
     date_factor: float
 
 
@@ -156,6 +158,7 @@ def author_similarity(
     return 0.0, f"author differs ({name or email} vs {author.name})"
 
 
+@lru_cache(maxsize=1 << 14)
 def normalise_name(name: str) -> str:
     """Case, accents, punctuation and word order dropped: "Doe, Jöhn" == "john doe"."""
     decomposed = unicodedata.normalize("NFKD", name.strip().strip("'\""))
@@ -178,15 +181,25 @@ def _measure(
     union = len(commit.patch.paths) + len(candidate.files) - len(pairs)
     diff = None
     subject = subject_similarity(commit.subject_key, candidate.subject_key)
+    diff_exact = True
     if mail_lines and _line_count(commit_lines) and _line_count(mail_lines):
-        overlap = diff_overlap(commit_lines, mail_lines)
+        strong = max(subject, author or 0.0) >= STRONG_SIGNAL
+        # Below MIN_DIFF_AGREEMENT every verdict is the same (a veto), so a bound
+        # that shows the diffs cannot get there spares comparing their lines.
+        overlap = diff_overlap(
+            commit_lines,
+            mail_lines,
+            needed=MIN_DIFF_AGREEMENT,
+            contained=MIN_CONTAINMENT if strong else 2.0,
+        )
         diff = overlap.similarity
+        diff_exact = overlap.exact
         # A maintainer who added tests (or dropped a hunk) leaves one diff inside the
         # other: credit that, but only with the same subject or author behind it.
         if (
             overlap.containment >= MIN_CONTAINMENT
             and overlap.smaller_lines >= MIN_CONTAINED_LINES
-            and max(subject, author or 0.0) >= STRONG_SIGNAL
+            and strong
         ):
             diff = max(diff, CONTAINED_CREDIT * overlap.containment)
     return _Signals(
@@ -196,6 +209,7 @@ def _measure(
         files=len(pairs) / union if union else 0.0,
         shared_files=len(pairs),
         diff=diff,
+        diff_exact=diff_exact,
         date_factor=_date_factor(commit, candidate),
     )
 
@@ -316,7 +330,7 @@ def _fuzzy_evidence(
     files = f"files {signals.shared_files}/{len(candidate.files)} shared (jaccard {signals.files:.2f})"
     evidence.append(Evidence("files", files, share("files", signals.files)))
     if signals.diff is not None:
-        detail = f"diff {signals.diff:.2f} over {signals.shared_files} files"
+        detail = f"diff {_diff_text(signals)} over {signals.shared_files} files"
         evidence.append(Evidence("diff", detail, share("diff", signals.diff)))
     else:
         evidence.append(Evidence("diff", "no diff to compare", 0.0))
@@ -344,7 +358,7 @@ def _veto(
             return "no diff to compare, and subject or author too weak"
         return ""
     if signals.diff < MIN_DIFF_AGREEMENT:
-        return f"diff {signals.diff:.2f} disagrees"
+        return f"diff {_diff_text(signals)} disagrees"
     small = _informative_count(commit_lines) < SMALL_DIFF_LINES
     if small and signals.subject < 0.5 and (signals.author or 0.0) < STRONG_SIGNAL:
         return "diff too small to match on its own, subject and author differ"
@@ -429,6 +443,11 @@ def _with_evidence(score: Score, extra: Evidence | None) -> Score:
         (*score.evidence, extra),
         score.reason,
     )
+
+
+def _diff_text(signals: _Signals) -> str:
+    value = f"{signals.diff or 0.0:.2f}"
+    return value if signals.diff_exact else f"at most {value}"
 
 
 def _line_count(lines: LinesByFile) -> int:

@@ -41,43 +41,67 @@ class Overlap:
     similarity: float
     containment: float
     smaller_lines: float  # weighted +/- lines of the smaller diff
+    # False: the diffs were too unlike to be worth comparing line by line, and
+    # similarity and containment are upper bounds (below what the caller needed).
+    exact: bool = True
 
 
-def diff_overlap(commit_lines: LinesByFile, mail_lines: LinesByFile) -> Overlap:
+def diff_overlap(
+    commit_lines: LinesByFile,
+    mail_lines: LinesByFile,
+    *,
+    needed: float = 0.0,
+    contained: float = 2.0,
+) -> Overlap:
     """Similarity and containment of two diffs' added and removed lines, by weight.
 
     Files are paired by path, then by basename when the paths were normalised
     differently (a moved tree, another top directory). Lines of unpaired files
     count against the similarity. Two diffs without any +/- lines (renames, mode or
     binary changes) compare by their file sets alone.
+
+    A caller that only cares whether similarity reaches `needed` (or containment
+    `contained`) gets upper bounds, with `exact` False, when line counts alone show
+    neither can: most candidates of a file map are such, and comparing their lines
+    would be most of the matcher's time.
     """
-    pairs, lone_commit, lone_mail = pair_files(commit_lines, mail_lines)
-    shared = 0.0
-    ours = 0.0
-    theirs = 0.0
-    for commit_path, mail_path in pairs:
-        overlap, our_weight, their_weight = _file_overlap(
-            commit_lines[commit_path], mail_lines[mail_path]
-        )
-        shared += overlap
-        ours += our_weight
-        theirs += their_weight
-    ours += sum(
-        _side(side).weight for path in lone_commit for side in commit_lines[path]
-    )
-    theirs += sum(_side(side).weight for path in lone_mail for side in mail_lines[path])
+    pairs, lone_commit, lone_mail = pair_files(tuple(commit_lines), tuple(mail_lines))
+    ours = sum(_side(side).weight for lines in commit_lines.values() for side in lines)
+    theirs = sum(_side(side).weight for lines in mail_lines.values() for side in lines)
     total = ours + theirs
-    if total > 0:
-        smaller = min(ours, theirs)
-        # Rounded so that float sums in another order still give exactly 1.0.
-        return Overlap(
-            similarity=min(1.0, round(2.0 * shared / total, 6)),
-            containment=min(1.0, round(shared / smaller, 6)) if smaller > 0 else 0.0,
-            smaller_lines=smaller,
-        )
-    files = len(commit_lines) + len(mail_lines)
-    similarity = 2.0 * len(pairs) / files if files else 0.0
-    return Overlap(similarity, similarity, 0.0)
+    if total <= 0:
+        files = len(commit_lines) + len(mail_lines)
+        similarity = 2.0 * len(pairs) / files if files else 0.0
+        return Overlap(similarity, similarity, 0.0)
+    smaller = min(ours, theirs)
+    if needed > 0.0:
+        bound = _shared_bound(pairs, commit_lines, mail_lines)
+        similarity = min(1.0, 2.0 * bound / total)
+        containment = min(1.0, bound / smaller) if smaller > 0 else 0.0
+        if similarity < needed and containment < contained:
+            return Overlap(similarity, containment, smaller, exact=False)
+    shared = sum(
+        _file_overlap(commit_lines[commit_path], mail_lines[mail_path])
+        for commit_path, mail_path in pairs
+    )
+    # Rounded so that float sums in another order still give exactly 1.0.
+    return Overlap(
+        similarity=min(1.0, round(2.0 * shared / total, 6)),
+        containment=min(1.0, round(shared / smaller, 6)) if smaller > 0 else 0.0,
+        smaller_lines=smaller,
+    )
+
+
+def _shared_bound(
+    pairs: Sequence[tuple[str, str]], commit_lines: LinesByFile, mail_lines: LinesByFile
+) -> float:
+    """The most weight two diffs could share: per file pair and side, the shorter
+    side's line count (an exact or fuzzy pairing credits each line once, at most 1)."""
+    bound = 0.0
+    for commit_path, mail_path in pairs:
+        mine, other = commit_lines[commit_path], mail_lines[mail_path]
+        bound += min(len(mine[0]), len(other[0])) + min(len(mine[1]), len(other[1]))
+    return bound
 
 
 def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float:
@@ -97,8 +121,18 @@ def pair_files(
 ) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     """Pair paths equal first, then equal basenames unique on both sides.
 
-    Returns (pairs, commit paths left alone, mail paths left alone).
+    Returns (pairs, commit paths left alone, mail paths left alone); the lists are
+    shared with a cache, so callers must not change them.
     """
+    return _pair_files(tuple(commit_paths), tuple(mail_paths))
+
+
+# The same commit meets the same candidate's files in the cascade and in scoring,
+# and a hot file's candidates meet many commits.
+@lru_cache(maxsize=1 << 14)
+def _pair_files(
+    commit_paths: tuple[str, ...], mail_paths: tuple[str, ...]
+) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     mail_set = set(mail_paths)
     pairs = [(path, path) for path in commit_paths if path in mail_set]
     paired = {path for path, _ in pairs}
@@ -179,20 +213,16 @@ def _side(lines: Sequence[str]) -> _Side:
 def _file_overlap(
     ours: tuple[Sequence[str], Sequence[str]],
     theirs: tuple[Sequence[str], Sequence[str]],
-) -> tuple[float, float, float]:
-    """(weighted shared lines, our weighted lines, theirs) for one pair of files.
+) -> float:
+    """The weighted lines one pair of files shares.
 
     Added lines compare with added lines, removed with removed. A leftover line that
     the other diff has exactly on the opposite side is a reversal (a revert), not an
     edit, so it gets no fuzzy credit.
     """
     shared = 0.0
-    our_total = 0.0
-    their_total = 0.0
     for side in (0, 1):
         mine, other = _side(ours[side]), _side(theirs[side])
-        our_total += mine.weight
-        their_total += other.weight
         if not mine.count or not other.count:
             continue
         small, large = (
@@ -216,7 +246,7 @@ def _file_overlap(
         ]
         if ours_left and theirs_left:
             shared += _fuzzy_overlap(ours_left, theirs_left)
-    return shared, our_total, their_total
+    return shared
 
 
 def _edit_credit(ratio: float) -> float:

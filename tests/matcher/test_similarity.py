@@ -211,3 +211,52 @@ def test_a_posted_diff_contained_in_a_commit_that_added_tests() -> None:
     overlap = diff_overlap({**posted, **tests}, posted)
     assert overlap.similarity < 0.2
     assert overlap.containment == 1.0
+
+
+_LINE = st.sampled_from(
+    ["}", "", "return 0;", "int ret;", "ret = foo(bar);", "ret = foo(baz);", "x++;"]
+    + [f"static int helper_{n}(void);" for n in range(4)]
+)
+_SIDE = st.lists(_LINE, max_size=12)
+_DIFF = st.dictionaries(
+    st.sampled_from(["a.c", "b.c", "sub/a.c", "Makefile"]),
+    st.tuples(_SIDE, _SIDE),
+    max_size=3,
+)
+
+
+@given(_DIFF, _DIFF, st.floats(0.01, 1.0))
+def test_a_bounded_overlap_never_hides_a_reachable_similarity(
+    ours: dict[str, tuple[list[str], list[str]]],
+    theirs: dict[str, tuple[list[str], list[str]]],
+    needed: float,
+) -> None:
+    from e2g.matcher.similarity import diff_overlap
+
+    exact = diff_overlap(ours, theirs)
+    bounded = diff_overlap(ours, theirs, needed=needed, contained=0.9)
+    assert exact.exact
+    if bounded.exact:
+        assert bounded == exact
+    else:
+        # Only an answer below what was needed may be a bound, and never below truth.
+        assert bounded.similarity < needed and bounded.containment < 0.9
+        assert bounded.similarity >= exact.similarity - 1e-9
+        assert bounded.containment >= exact.containment - 1e-9
+
+
+def test_unlike_diffs_get_a_bound_instead_of_a_line_comparison() -> None:
+    from e2g.matcher.similarity import diff_overlap
+
+    commit = {
+        "test/Makefile": (["multi-op.c \\"], []),
+        "test/multi-op.c": (ADDED, REMOVED),
+    }
+    mail = {
+        "test/Makefile": (["splice.c \\"], []),
+        "man/io_uring_prep_splice.3": (UNRELATED_ADDED, []),
+    }
+    overlap = diff_overlap(commit, mail, needed=0.3)
+    assert not overlap.exact
+    assert overlap.similarity < 0.3
+    assert overlap.similarity >= diff_overlap(commit, mail).similarity
