@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from e2g.api.core import open_store
@@ -25,6 +25,7 @@ from e2g.ingest.patch import diff_lines
 from e2g.ingest.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
+from e2g.matcher.scoring import predates
 from e2g.model import Commit, CommitInfo, LinkResult
 
 BATCH = 200
@@ -81,7 +82,13 @@ def _outside_note(store: Store, commit: Commit) -> str:
     span = store.date_range()
     if span is None:
         return ""
-    if outside_archive(commit, span):
+    return outside_text(commit, span)
+
+
+def outside_text(
+    commit: Commit | CommitInfo, span: tuple[datetime, datetime] | None
+) -> str:
+    if span is not None and outside_archive(commit, span):
         low, high = span
         return (
             f"the commit ({commit.commit_date:%Y-%m-%d}) is outside the archive's dates "
@@ -167,51 +174,75 @@ class MatchSummary:
 
 # -- batch matching in worker processes ---------------------------------------------
 
-_WORKER: tuple[Matcher, Repo, bool] | None = None
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What every worker needs: where the mail and the commits are, and how to match."""
+
+    settings: Settings
+    root: Path
+    ignore_trailers: bool
+    span: tuple[datetime, datetime] | None  # the archive's dates
+
+
+_WORKER: tuple[Matcher, Repo, _Job] | None = None
 # Commits per worker task: each task is one `git log --stdin` run in the worker.
 TASK = 100
+# A task: (sha, whether it predates the archive, so only its metadata is read).
+Task = list[tuple[str, bool]]
 
 
-def _worker_start(settings: Settings, root: Path, ignore_trailers: bool) -> None:
+def _worker_start(job: _Job) -> None:
     global _WORKER
-    _WORKER = (_matcher(settings), Repo.open(root), ignore_trailers)
+    _WORKER = (_matcher(job.settings), Repo.open(job.root), job)
 
 
-def _worker_match(shas: list[str]) -> list[LinkResult]:
-    """Read the commits (one git process for the whole task) and match each."""
+def _worker_match(task: Task) -> list[LinkResult]:
+    """Read the commits (one git process for the whole task) and match each.
+
+    A commit that predates the archive cannot match: git lists its files and
+    counts, without producing a diff that nothing would read.
+    """
     assert _WORKER is not None
-    matcher, repository, ignore_trailers = _WORKER
-    return [
-        matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
-        for commit in repository.commits(shas)
-    ]
+    matcher, repository, job = _WORKER
+    results = {
+        commit.sha: matcher.match(
+            request_for(commit, ignore_trailers=job.ignore_trailers)
+        )
+        for commit in repository.commits([sha for sha, early in task if not early])
+    }
+    early = [sha for sha, early in task if early]
+    for commit in repository.commits(early, diffs=False):
+        info = CommitInfo(
+            sha=commit.sha,
+            subject=commit.subject,
+            author=commit.author,
+            author_date=commit.author_date,
+            commit_date=commit.commit_date,
+            files=commit.patch.paths,
+        )
+        results[commit.sha] = LinkResult(info, (), (), outside_text(info, job.span))
+    return [results[sha] for sha, _ in task if sha in results]
 
 
-def _tasks(shas: Sequence[str], size: int) -> Iterator[list[str]]:
-    for start in range(0, len(shas), size):
-        yield list(shas[start : start + size])
+def _tasks(todo: Sequence[tuple[str, bool]], size: int) -> Iterator[Task]:
+    for start in range(0, len(todo), size):
+        yield list(todo[start : start + size])
 
 
 def _results(
-    settings: Settings,
-    root: Path,
-    shas: Sequence[str],
-    *,
-    jobs: int,
-    ignore_trailers: bool,
+    job: _Job, todo: Sequence[tuple[str, bool]], *, jobs: int
 ) -> Iterator[LinkResult]:
     """Match in `jobs` processes; each reads its own commits, so git's output and the
     diff parsing are spread over the cores too."""
     if jobs <= 1:
-        _worker_start(settings, root, ignore_trailers)
-        for task in _tasks(shas, TASK):
+        _worker_start(job)
+        for task in _tasks(todo, TASK):
             yield from _worker_match(task)
         return
     context = multiprocessing.get_context("fork")
-    with context.Pool(
-        jobs, initializer=_worker_start, initargs=(settings, root, ignore_trailers)
-    ) as pool:
-        for results in pool.imap(_worker_match, _tasks(shas, TASK)):
+    with context.Pool(jobs, initializer=_worker_start, initargs=(job,)) as pool:
+        for results in pool.imap(_worker_match, _tasks(todo, TASK)):
             yield from results
 
 
@@ -232,7 +263,7 @@ def match(
     """Match every non-merge commit `git rev-list` gives for `revs`; store the links."""
     started = time.monotonic()
     repository = Repo.open(repo)
-    shas = repository.rev_list(revs, all_refs=all_refs)
+    dated = repository.dated_rev_list(revs, all_refs=all_refs)
     summary = MatchSummary(merges=repository.count_merges(revs, all_refs=all_refs))
     with open_store(settings) as store:
         max_seq = store.max_seq()
@@ -244,12 +275,15 @@ def match(
     jobs = jobs if jobs > 0 else min(2, multiprocessing.cpu_count())
     with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
         done = writer.done(max_seq=max_seq)
-        todo = [sha for sha in shas if sha not in done]
-        summary.skipped = len(shas) - len(todo)
+        todo = [
+            (sha, span is not None and predates(_utc(stamp), span[0]))
+            for sha, stamp in dated
+            if sha not in done
+        ]
+        summary.skipped = len(dated) - len(todo)
         pending: list[LinkResult] = []
-        for result in _results(
-            settings, repository.root, todo, jobs=jobs, ignore_trailers=ignore_trailers
-        ):
+        job = _Job(settings, repository.root, ignore_trailers, span)
+        for result in _results(job, todo, jobs=jobs):
             _count(summary, result, span)
             pending.append(result)
             if len(pending) >= BATCH:
@@ -261,6 +295,10 @@ def match(
         writer.write(pending, max_seq=max_seq)
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def _utc(stamp: int) -> datetime:
+    return datetime.fromtimestamp(stamp, UTC)
 
 
 def _count(

@@ -23,10 +23,19 @@ from typing import IO
 import git
 
 from e2g.errors import RepoError, UnknownCommit
-from e2g.ingest.patch import compute_patch_id, parse_diff
+from e2g.ingest.patch import compute_patch_id, parse_diff, unquote_path
 from e2g.ingest.subject import subject_key
 from e2g.ingest.trailers import parse_trailers
-from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, MAX_SUBJECT, Address, Commit, Patch
+from e2g.model import (
+    MAX_BODY,
+    MAX_DIFF,
+    MAX_FILES,
+    MAX_SUBJECT,
+    Address,
+    Commit,
+    FileChange,
+    Patch,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +63,22 @@ _LOG_OPTIONS = (
     "-U3",
     "--diff-algorithm=myers",
     "--inter-hunk-context=0",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--encoding=UTF-8",
+    "--no-notes",
+    f"--format={_FORMAT}",
+)
+# Without diffs: per file "added<TAB>removed<TAB>path" ("-" counts for binary).
+# (-U and --inter-hunk-context would turn on -p again.)
+_NUMSTAT_OPTIONS = (
+    "--no-walk=unsorted",
+    "--stdin",
+    "--root",
+    "--numstat",
+    "--no-renames",
     "--no-color",
     "--no-ext-diff",
     "--no-textconv",
@@ -124,11 +149,23 @@ class Repo:
         `revs` defaults to HEAD (an unborn HEAD gives no commits); ranges (`A..B`)
         and `^X` exclusions work as in git. Merges skipped: see count_merges().
         """
+        return [sha for sha, _ in self.dated_rev_list(revs, all_refs=all_refs)]
+
+    def dated_rev_list(
+        self, revs: Sequence[str] = (), *, all_refs: bool = False
+    ) -> list[tuple[str, int]]:
+        """(sha, commit time as a Unix timestamp) for each commit rev_list() gives."""
         arguments = self._rev_arguments(revs, all_refs=all_refs)
         if arguments is None:
             return []
-        output = self._check(["rev-list", "--no-merges", *arguments], revs=revs)
-        return output.decode("ascii").split()
+        output = self._check(
+            ["rev-list", "--no-merges", "--timestamp", *arguments], revs=revs
+        )
+        words = output.decode("ascii").split()
+        return [
+            (sha, int(stamp))
+            for stamp, sha in zip(words[::2], words[1::2], strict=True)
+        ]
 
     def count_merges(self, revs: Sequence[str] = (), *, all_refs: bool = False) -> int:
         """How many merge commits rev_list() skipped for the same arguments."""
@@ -139,20 +176,23 @@ class Repo:
         return int(output.decode("ascii").strip() or 0)
 
     def commits(
-        self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE
+        self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE, diffs: bool = True
     ) -> Iterator[Commit]:
         """The commits named by `shas`, in that order, with diff, patch-id and trailers.
 
         One `git log` process per batch of `batch_size` shas. Merges among `shas`
         are skipped (they carry no patch of their own). Shallow-boundary commits get
-        an empty patch: git would show them as adding the whole tree.
+        an empty patch: git would show them as adding the whole tree. With `diffs`
+        False, a patch holds only the files and their +/- counts (no diff text, no
+        patch-id), which git gives without producing any diff text.
         """
         shallow = self._shallow_boundary()
         names = [sha if _HEX.fullmatch(sha) else self.resolve(sha) for sha in shas]
+        options = _LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS
         for start in range(0, len(names), batch_size):
             batch = names[start : start + batch_size]
-            for record in self._stream(batch):
-                commit = _build_commit(record, shallow=shallow)
+            for record in self._stream(batch, options):
+                commit = _build_commit(record, shallow=shallow, numstat=not diffs)
                 if commit is not None:
                     yield commit
 
@@ -208,12 +248,14 @@ class Repo:
             return frozenset()
         return frozenset(text.split())
 
-    def _stream(self, shas: Sequence[str]) -> Iterator[_Record]:
+    def _stream(
+        self, shas: Sequence[str], options: Sequence[str] = _LOG_OPTIONS
+    ) -> Iterator[_Record]:
         """Run one `git log` over `shas` and yield its records as they arrive."""
         with tempfile.TemporaryFile() as errors:
             try:
                 process = subprocess.Popen(
-                    self._command(["log", *_LOG_OPTIONS]),
+                    self._command(["log", *options]),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,
@@ -366,7 +408,9 @@ def _hunk_counts(line: bytes) -> tuple[int, int]:
     return (1 if old is None else int(old)), (1 if new is None else int(new))
 
 
-def _build_commit(record: _Record, *, shallow: frozenset[str]) -> Commit | None:
+def _build_commit(
+    record: _Record, *, shallow: frozenset[str], numstat: bool = False
+) -> Commit | None:
     fields = record.header.decode("utf-8", errors="replace").split("\x00")
     if len(fields) < 12:
         log.warning("skipping a malformed git log record (%d fields)", len(fields))
@@ -381,6 +425,8 @@ def _build_commit(record: _Record, *, shallow: frozenset[str]) -> Commit | None:
     if sha in shallow:
         log.info("commit %s is a shallow-clone boundary: its diff is unknown", sha)
         patch = _EMPTY_PATCH
+    elif numstat:
+        patch = _numstat_patch(record.diff.lines)
     else:
         patch = _build_patch(record.diff)
     return Commit(
@@ -405,6 +451,35 @@ def _build_patch(buffer: _DiffBuffer) -> Patch:
     if buffer.overflow is None:
         return parse_diff(text) or _EMPTY_PATCH
     return _truncated_patch(text, buffer.overflow)
+
+
+def _numstat_patch(lines: Sequence[bytes]) -> Patch:
+    """Files and counts from `--numstat` lines; binary files count "-" as 0."""
+    files: list[FileChange] = []
+    for line in lines[:MAX_FILES]:
+        added, removed, name = (
+            line.decode("utf-8", errors="replace").rstrip("\n").split("\t", 2)
+            + ["", ""]
+        )[:3]
+        if not name:
+            continue
+        binary = added == "-"
+        files.append(
+            FileChange(
+                path=unquote_path(name),
+                old_path=None,
+                binary=binary,
+                added=0 if binary else int(added or 0),
+                removed=0 if binary else int(removed or 0),
+            )
+        )
+    return Patch(
+        diff="",
+        files=tuple(files),
+        added=sum(change.added for change in files),
+        removed=sum(change.removed for change in files),
+        patch_id=None,
+    )
 
 
 def _non_utf8_patch(data: bytes, overflow: _Overflow | None) -> Patch:

@@ -101,6 +101,15 @@ def normalise_path(path: str) -> str:
     return current
 
 
+def unquote_path(name: str) -> str:
+    """A path as git prints it outside a diff (`--numstat`, `--name-only`): C-quoted
+    when it holds unusual bytes, never with an ``a/``/``b/`` prefix."""
+    name = name[:MAX_PATH]
+    if len(name) >= 2 and name[0] == '"' and name[-1] == '"':
+        return _unquote(name[1:-1])
+    return name
+
+
 def _normalise_step(path: str) -> str:
     stripped = path.strip()
     if stripped != path or stripped == "/dev/null":

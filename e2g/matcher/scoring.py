@@ -139,6 +139,15 @@ def score_candidate(
     )
 
 
+def predates(commit_date: datetime, first_message: datetime) -> bool:
+    """Whether a commit is older than anything scoring could accept from an archive
+    whose first message is dated `first_message`: every message would be posted too
+    long after the commit, even for the author's own late posting of it. (A trailer
+    cannot name such a message either: trailers are written before the commit date.)
+    """
+    return commit_date + LATE_EXACT_WINDOW + LATE_SLACK < first_message
+
+
 def author_similarity(
     author: Address, *, name: str, email: str
 ) -> tuple[float | None, str]:

@@ -191,3 +191,11 @@ def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
     linked = e2g(tmp_path / "d", "link", "--json", "-C", str(repo), "HEAD")
     data = json.loads(linked.stdout)
     assert data["status"] == "no-match" and "outside the archive" in data["note"]
+    # match reads a commit that predates the archive without its diff, and still
+    # records and prints it with its files.
+    rematch = e2g(tmp_path / "d2", "-q", "ingest", str(archive))
+    assert rematch.returncode == 0
+    lines = e2g(tmp_path / "d2", "-q", "match", "--jsonl", "-C", str(repo))
+    (row,) = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert row["status"] == "no-match" and row["files"] == ["a.c"]
+    assert "outside the archive" in row["note"]

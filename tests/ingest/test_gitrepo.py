@@ -404,3 +404,39 @@ def test_mailmap_lookup(history) -> None:
         Address("Jöhn Doe", "john@new.example"),
         Address("Other", "o@example.org"),
     ]
+
+
+def test_dated_rev_list_gives_commit_times(history) -> None:
+    repo = Repo.open(repo_path(history))
+    dated = repo.dated_rev_list([])
+    assert [sha for sha, _ in dated] == repo.rev_list([])
+    stamps = dict(dated)
+    root = read(history, "root")
+    assert stamps[str(history["root"])] == int(root.commit_date.timestamp())
+
+
+def test_commits_without_diffs_keep_files_counts_and_metadata(history) -> None:
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    full = {commit.sha: commit for commit in repo.commits(shas)}
+    light = list(repo.commits(shas, diffs=False))
+    assert [commit.sha for commit in light] == shas
+    for commit in light:
+        other = full[commit.sha]
+        assert (commit.subject, commit.author, commit.commit_date, commit.trailers) == (
+            other.subject,
+            other.author,
+            other.commit_date,
+            other.trailers,
+        )
+        assert commit.patch.diff == "" and commit.patch.patch_id is None
+    by_sha = {commit.sha: commit for commit in light}
+    binary = by_sha[str(history["binary"])].patch.files
+    assert [(f.path, f.binary) for f in binary] == [("logo.png", True)]
+    unicode = by_sha[str(history["unicode"])].patch.files
+    assert [(f.path, f.added) for f in unicode] == [("unicode.md", 1)]
+    # Without rename detection a rename is a deletion and an addition.
+    assert set(by_sha[str(history["rename"])].patch.paths) == {
+        "src/queue.c",
+        "src/ring.c",
+    }

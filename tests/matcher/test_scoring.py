@@ -317,3 +317,13 @@ def test_author_similarity_levels() -> None:
 def test_normalise_name() -> None:
     assert normalise_name("Doe, Jöhn") == normalise_name("john  DOE") == "doe john"
     assert normalise_name("") == ""
+
+
+def test_predates_only_beyond_the_late_posting_window() -> None:
+    from e2g.matcher.scoring import LATE_EXACT_WINDOW, LATE_SLACK, predates
+
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    edge = start - LATE_EXACT_WINDOW - LATE_SLACK
+    assert predates(edge - timedelta(seconds=1), start)
+    assert not predates(edge, start)
+    assert not predates(start + timedelta(days=400), start)
