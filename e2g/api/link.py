@@ -21,7 +21,7 @@ from e2g.errors import EmptyStore, UsageError
 from e2g.index.link_writer import LinkWriter
 from e2g.index.store import Store
 from e2g.ingest.gitrepo import Repo
-from e2g.ingest.patch import diff_lines
+from e2g.ingest.patch import LinesByFile, diff_lines
 from e2g.ingest.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
@@ -31,11 +31,14 @@ from e2g.model import Commit, CommitInfo, LinkResult
 BATCH = 200
 
 
-def request_for(commit: Commit, *, ignore_trailers: bool) -> MatchRequest:
+def request_for(
+    commit: Commit, *, ignore_trailers: bool, lines: LinesByFile | None = None
+) -> MatchRequest:
+    """What the matcher needs of `commit`; pass `lines` when reading it gave them."""
     linked = () if ignore_trailers else tuple(linked_message_ids(commit.trailers))
-    return MatchRequest(
-        commit=commit, commit_lines=diff_lines(commit.patch.diff), linked_ids=linked
-    )
+    if lines is None:
+        lines = diff_lines(commit.patch.diff)
+    return MatchRequest(commit=commit, commit_lines=lines, linked_ids=linked)
 
 
 def _matcher(settings: Settings) -> Matcher:
@@ -207,9 +210,11 @@ def _worker_match(task: Task) -> list[LinkResult]:
     matcher, repository, job = _WORKER
     results = {
         commit.sha: matcher.match(
-            request_for(commit, ignore_trailers=job.ignore_trailers)
+            request_for(commit, ignore_trailers=job.ignore_trailers, lines=lines)
         )
-        for commit in repository.commits([sha for sha, early in task if not early])
+        for commit, lines in repository.commits_with_lines(
+            [sha for sha, early in task if not early]
+        )
     }
     early = [sha for sha, early in task if early]
     for commit in repository.commits(early, diffs=False):

@@ -217,6 +217,8 @@ class Store:
         return {seq: tuple(dict.fromkeys(values)) for seq, values in grouped.items()}
 
     def _build(self, rows: list[Sequence[Any]]) -> list[StoredMessage]:
+        if not rows:  # most of the matcher's exact-key lookups find nothing
+            return []
         seqs = [int(row[0]) for row in rows]
         lists, files = self._lists(seqs), self._files(seqs)
         return [

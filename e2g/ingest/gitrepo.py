@@ -23,7 +23,14 @@ from typing import IO
 import git
 
 from e2g.errors import RepoError, UnknownCommit
-from e2g.ingest.patch import compute_patch_id, parse_diff, unquote_path
+from e2g.ingest.patch import (
+    LinesByFile,
+    compute_patch_id,
+    diff_lines,
+    parse_diff,
+    parse_diff_with_lines,
+    unquote_path,
+)
 from e2g.ingest.subject import subject_key
 from e2g.ingest.trailers import parse_trailers
 from e2g.model import (
@@ -186,15 +193,28 @@ class Repo:
         False, a patch holds only the files and their +/- counts (no diff text, no
         patch-id), which git gives without producing any diff text.
         """
+        for commit, _ in self._read(shas, batch_size=batch_size, diffs=diffs):
+            yield commit
+
+    def commits_with_lines(
+        self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE
+    ) -> Iterator[tuple[Commit, LinesByFile]]:
+        """commits(), each with diff_lines() of its diff, from the same single parse."""
+        for commit, lines in self._read(shas, batch_size=batch_size, diffs=True):
+            yield commit, lines if lines is not None else diff_lines(commit.patch.diff)
+
+    def _read(
+        self, shas: Sequence[str], *, batch_size: int, diffs: bool
+    ) -> Iterator[tuple[Commit, LinesByFile | None]]:
         shallow = self._shallow_boundary()
         names = [sha if _HEX.fullmatch(sha) else self.resolve(sha) for sha in shas]
         options = _LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS
         for start in range(0, len(names), batch_size):
             batch = names[start : start + batch_size]
             for record in self._stream(batch, options):
-                commit = _build_commit(record, shallow=shallow, numstat=not diffs)
-                if commit is not None:
-                    yield commit
+                built = _build_commit(record, shallow=shallow, numstat=not diffs)
+                if built is not None:
+                    yield built
 
     def mailmap_lookup(self, addresses: Sequence[Address]) -> list[Address]:
         """Canonical (name, email) per address through the repository's mailmap.
@@ -410,7 +430,8 @@ def _hunk_counts(line: bytes) -> tuple[int, int]:
 
 def _build_commit(
     record: _Record, *, shallow: frozenset[str], numstat: bool = False
-) -> Commit | None:
+) -> tuple[Commit, LinesByFile | None] | None:
+    """The commit, and diff_lines() of its diff when parsing gave them for free."""
     fields = record.header.decode("utf-8", errors="replace").split("\x00")
     if len(fields) < 12:
         log.warning("skipping a malformed git log record (%d fields)", len(fields))
@@ -422,14 +443,15 @@ def _build_commit(
         log.debug("skipping merge %s", sha)
         return None
     message = "\x00".join(fields[10:-1])
+    lines: LinesByFile | None = None
     if sha in shallow:
         log.info("commit %s is a shallow-clone boundary: its diff is unknown", sha)
         patch = _EMPTY_PATCH
     elif numstat:
         patch = _numstat_patch(record.diff.lines)
     else:
-        patch = _build_patch(record.diff)
-    return Commit(
+        patch, lines = _build_patch(record.diff)
+    commit = Commit(
         sha=sha,
         subject=subject[:MAX_SUBJECT],
         subject_key=subject_key(subject[:MAX_SUBJECT]),
@@ -440,17 +462,19 @@ def _build_commit(
         trailers=parse_trailers(message),
         body=_body(message),
     )
+    return commit, lines
 
 
-def _build_patch(buffer: _DiffBuffer) -> Patch:
+def _build_patch(buffer: _DiffBuffer) -> tuple[Patch, LinesByFile | None]:
     data = b"".join(buffer.lines)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return _non_utf8_patch(data, buffer.overflow)
+        return _non_utf8_patch(data, buffer.overflow), None
     if buffer.overflow is None:
-        return parse_diff(text) or _EMPTY_PATCH
-    return _truncated_patch(text, buffer.overflow)
+        patch, lines = parse_diff_with_lines(text)
+        return patch or _EMPTY_PATCH, lines
+    return _truncated_patch(text, buffer.overflow), None
 
 
 def _numstat_patch(lines: Sequence[bytes]) -> Patch:

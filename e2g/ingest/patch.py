@@ -33,6 +33,9 @@ MAX_HEADER_LINES = 24  # lines between a file's first header line and its hunks
 MAX_SEGMENTS = 1000  # separate diff runs in one text
 MAX_PARTS = 64  # text parts of one message that may carry diffs
 
+# Per normalised path: (added lines, removed lines), as diff_lines() gives them.
+LinesByFile = dict[str, tuple[list[str], list[str]]]
+
 _HUNK = re.compile(r"@@ -(\d{1,10})(?:,(\d{1,10}))? \+(\d{1,10})(?:,(\d{1,10}))? @@")
 _GIT_EXTENDED = (
     "old mode ",
@@ -704,15 +707,31 @@ def split_body(text: str) -> tuple[str, str | None]:
 
 def parse_diff(diff: str) -> Patch | None:
     """Parse the diffs in `diff` into a Patch (files, counts, patch-id), or None."""
+    return _parse_diff(diff, None)
+
+
+def parse_diff_with_lines(diff: str) -> tuple[Patch | None, LinesByFile]:
+    """parse_diff() and diff_lines() of the same text, reading it once."""
+    changed: LinesByFile = {}
+    return _parse_diff(diff, changed), changed
+
+
+def _parse_diff(diff: str, changed: LinesByFile | None) -> Patch | None:
     lines, final_newline = _split_lines(diff)
     segments = _scan(lines)
     if not segments:
         return None
     text = _segments_text(lines, segments, final_newline)
-    records = [record for segment in segments for record in segment.files]
-    files = tuple(
-        change for record in records if (change := _file_change(record)) is not None
-    )
+    files_list: list[FileChange] = []
+    for segment in segments:
+        for record in segment.files:
+            change = _file_change(record)
+            if change is None:
+                continue
+            files_list.append(change)
+            if changed is not None:
+                _collect_lines(changed, change.path, record)
+    files = tuple(files_list)
     return Patch(
         diff=text,
         files=files,
@@ -744,31 +763,30 @@ def _file_change(record: _FileRecord) -> FileChange | None:
     )
 
 
-def diff_lines(diff: str) -> dict[str, tuple[list[str], list[str]]]:
+def diff_lines(diff: str) -> LinesByFile:
     """Per normalised path: (added lines, removed lines), whitespace-collapsed.
 
     Markers are dropped and lines that are blank after collapsing are left out, so the
     matcher's multiset similarity is not driven by blank lines.
     """
     lines, _ = _split_lines(diff)
-    changes: dict[str, tuple[list[str], list[str]]] = {}
+    changes: LinesByFile = {}
     for segment in _scan(lines):
         for record in segment.files:
             change = _file_change(record)
-            if change is None:
-                continue
-            added, removed = changes.setdefault(change.path, ([], []))
-            added.extend(
-                collapsed
-                for line in record.added
-                if (collapsed := " ".join(line.split()))
-            )
-            removed.extend(
-                collapsed
-                for line in record.removed
-                if (collapsed := " ".join(line.split()))
-            )
+            if change is not None:
+                _collect_lines(changes, change.path, record)
     return changes
+
+
+def _collect_lines(changes: LinesByFile, path: str, record: _FileRecord) -> None:
+    added, removed = changes.setdefault(path, ([], []))
+    added.extend(
+        collapsed for line in record.added if (collapsed := " ".join(line.split()))
+    )
+    removed.extend(
+        collapsed for line in record.removed if (collapsed := " ".join(line.split()))
+    )
 
 
 def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:

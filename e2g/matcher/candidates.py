@@ -50,6 +50,29 @@ class Pool:
             self.sources.setdefault(message.message_id, set()).add(source)
 
 
+class MessageCache:
+    """Stored messages by seq, for one matcher: a hot file's patches are candidates
+    for many commits (in a liburing run, 17,500 fetches were of 1,100 messages).
+
+    Bounded; a matcher lives for one command, so new mail arriving meanwhile is
+    simply not seen, as it would not be by a query made a moment earlier.
+    """
+
+    def __init__(self, store: Store, *, limit: int = 20_000) -> None:
+        self.store = store
+        self.limit = limit
+        self._messages: dict[int, StoredMessage] = {}
+
+    def by_seqs(self, seqs: Sequence[int]) -> dict[int, StoredMessage]:
+        missing = [seq for seq in seqs if seq not in self._messages]
+        if missing:
+            if len(self._messages) + len(missing) > self.limit:
+                self._messages.clear()
+            for message in self.store.by_seqs(missing):
+                self._messages[message.seq] = message
+        return {seq: self._messages[seq] for seq in seqs if seq in self._messages}
+
+
 def window(commit: Commit) -> tuple[int, int]:
     earliest = min(commit.author_date, commit.commit_date) - EARLIEST
     return int(earliest.timestamp()), int((commit.commit_date + LATEST).timestamp())
@@ -59,7 +82,9 @@ def _epoch(value: datetime) -> int:
     return int(value.timestamp())
 
 
-def exact_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
+def exact_candidates(
+    store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
+) -> None:
     """Stage 1: what a trailer names, equal patch-ids, equal author timestamps."""
     commit = request.commit
     if request.linked_ids:
@@ -83,7 +108,9 @@ def exact_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
     )
 
 
-def subject_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
+def subject_candidates(
+    store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
+) -> None:
     """Stage 2: patches whose subject key equals the commit's summary."""
     commit = request.commit
     if commit.subject_key:
@@ -97,7 +124,9 @@ def subject_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
         )
 
 
-def map_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
+def map_candidates(
+    store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
+) -> None:
     """Stage 3: the author's patches and patches touching the same files, in the window.
 
     Only patches that touch one of the commit's files: any other would be rejected for
@@ -123,10 +152,7 @@ def map_candidates(store: Store, request: MatchRequest, pool: Pool) -> None:
     by_files = sorted(touching, key=lambda row: (-row.shared, abs(row.date - near)))[
         :FILES_LIMIT
     ]
-    found = {
-        message.seq: message
-        for message in store.by_seqs([row.seq for row in (*by_author, *by_files)])
-    }
+    found = cache.by_seqs([row.seq for row in (*by_author, *by_files)])
     pool.add([found[row.seq] for row in by_author if row.seq in found], "author")
     pool.add([found[row.seq] for row in by_files if row.seq in found], "files")
 

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from e2g.index.store import Store, StoredMessage
-from e2g.matcher.candidates import STAGES, LinesOf, MatchRequest, Pool, candidate_info
+from e2g.matcher.candidates import (
+    STAGES,
+    LinesOf,
+    MatchRequest,
+    MessageCache,
+    Pool,
+    candidate_info,
+)
 from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
 from e2g.matcher.scoring import Score, score_candidate
 from e2g.matcher.similarity import diff_similarity, pair_files
@@ -41,6 +48,7 @@ class Matcher:
 
     def __init__(self, store: Store, *, lines_of: LinesOf, url_for: UrlFor) -> None:
         self.store = store
+        self._messages = MessageCache(store)
         self._lines_of = lines_of
         self._url_for = url_for
         self._diff_cache: dict[
@@ -86,7 +94,7 @@ class Matcher:
         verdicts: list[Verdict] = []
         for stage in STAGES:
             before = set(pool.messages)
-            stage(self.store, request, pool)
+            stage(self.store, request, pool, self._messages)
             fresh = Pool(
                 {mid: m for mid, m in pool.messages.items() if mid not in before},
                 {mid: pool.sources[mid] for mid in pool.messages if mid not in before},

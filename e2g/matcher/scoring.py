@@ -28,6 +28,7 @@ from e2g.matcher.similarity import (
     LinesByFile,
     diff_overlap,
     is_informative,
+    line_count,
     pair_files,
     subject_similarity,
 )
@@ -121,7 +122,11 @@ def score_candidate(
     for a candidate without a diff.
     """
     signals = _measure(
-        commit, candidate, commit_lines=commit_lines, mail_lines=mail_lines
+        commit,
+        candidate,
+        commit_lines=commit_lines,
+        mail_lines=mail_lines,
+        threshold=threshold,
     )
     date_evidence, late, early = _date_verdict(commit, candidate)
     if late and _posted_what_was_committed(commit, candidate, signals):
@@ -182,23 +187,33 @@ def _measure(
     *,
     commit_lines: LinesByFile,
     mail_lines: LinesByFile | None,
+    threshold: float,
 ) -> _Signals:
     author, author_detail = author_similarity(
         commit.author, name=candidate.author_name, email=candidate.author_email
     )
-    pairs, _, _ = pair_files(commit.patch.paths, candidate.files)
-    union = len(commit.patch.paths) + len(candidate.files) - len(pairs)
+    paths = commit.patch.paths
+    pairs, _, _ = pair_files(paths, candidate.files)
+    union = len(paths) + len(candidate.files) - len(pairs)
+    files = len(pairs) / union if union else 0.0
+    date_factor = _date_factor(commit, candidate)
     diff = None
     subject = subject_similarity(commit.subject_key, candidate.subject_key)
     diff_exact = True
-    if mail_lines and _line_count(commit_lines) and _line_count(mail_lines):
+    if mail_lines and line_count(commit_lines) and line_count(mail_lines):
         strong = max(subject, author or 0.0) >= STRONG_SIGNAL
-        # Below MIN_DIFF_AGREEMENT every verdict is the same (a veto), so a bound
-        # that shows the diffs cannot get there spares comparing their lines.
+        # Below the diff a verdict needs, every verdict is the same (a rejection),
+        # so a bound that shows the diffs cannot get there spares comparing lines.
+        needed = max(
+            MIN_DIFF_AGREEMENT,
+            _diff_needed(subject, author, files, date_factor, threshold),
+        )
+        if "trailer" in candidate.sources:
+            needed = min(needed, TRAILER_DIFF_AGREEMENT)
         overlap = diff_overlap(
             commit_lines,
             mail_lines,
-            needed=MIN_DIFF_AGREEMENT,
+            needed=needed,
             contained=MIN_CONTAINMENT if strong else 2.0,
         )
         diff = overlap.similarity
@@ -215,12 +230,35 @@ def _measure(
         subject=subject,
         author=author,
         author_detail=author_detail,
-        files=len(pairs) / union if union else 0.0,
+        files=files,
         shared_files=len(pairs),
         diff=diff,
         diff_exact=diff_exact,
-        date_factor=_date_factor(commit, candidate),
+        date_factor=date_factor,
     )
+
+
+def _diff_needed(
+    subject: float,
+    author: float | None,
+    files: float,
+    date_factor: float,
+    threshold: float,
+) -> float:
+    """The least diff similarity with which the weighted mean could reach `threshold`.
+
+    Patch-id and author-date verdicts do not look at the diff, a trailer's needs
+    less (the caller lowers it); everything else is this mean (_score_fuzzy).
+    """
+    if date_factor <= 0:
+        return float("inf")
+    weight = WEIGHTS["diff"] + WEIGHTS["subject"] + WEIGHTS["files"]
+    rest = WEIGHTS["subject"] * subject + WEIGHTS["files"] * files
+    if author is not None:
+        weight += WEIGHTS["author"]
+        rest += WEIGHTS["author"] * author
+    # A little under the exact value: the total is rounded before it is compared.
+    return (threshold * weight / date_factor - rest) / WEIGHTS["diff"] - 1e-3
 
 
 def _score_exact(
@@ -312,7 +350,8 @@ def _score_fuzzy(
         evidence.append(date_evidence)
     reason = veto
     if not reason and total < threshold:
-        reason = f"score {total:.2f} below {threshold:.2f}"
+        bound = "" if signals.diff_exact else "at most "
+        reason = f"score {bound}{total:.2f} below {threshold:.2f}"
     method = _fuzzy_method(signals)
     return Score(total, method, not reason, tuple(evidence), reason)
 
@@ -457,10 +496,6 @@ def _with_evidence(score: Score, extra: Evidence | None) -> Score:
 def _diff_text(signals: _Signals) -> str:
     value = f"{signals.diff or 0.0:.2f}"
     return value if signals.diff_exact else f"at most {value}"
-
-
-def _line_count(lines: LinesByFile) -> int:
-    return sum(len(added) + len(removed) for added, removed in lines.values())
 
 
 def _informative_count(lines: LinesByFile) -> int:

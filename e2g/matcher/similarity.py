@@ -65,9 +65,9 @@ def diff_overlap(
     neither can: most candidates of a file map are such, and comparing their lines
     would be most of the matcher's time.
     """
-    pairs, lone_commit, lone_mail = pair_files(tuple(commit_lines), tuple(mail_lines))
-    ours = sum(_side(side).weight for lines in commit_lines.values() for side in lines)
-    theirs = sum(_side(side).weight for lines in mail_lines.values() for side in lines)
+    pairs, _, _ = pair_files(tuple(commit_lines), tuple(mail_lines))
+    ours = _totals(commit_lines).weight
+    theirs = _totals(mail_lines).weight
     total = ours + theirs
     if total <= 0:
         files = len(commit_lines) + len(mail_lines)
@@ -184,15 +184,26 @@ def _weight(line: str) -> float:
 
 
 class _Side:
-    """Counts, weights and the set of one side (added or removed lines) of one file."""
+    """Counts, weights and the set of one side (added or removed lines) of one file.
 
-    __slots__ = ("count", "lines", "set", "weight")
+    The weight is needed for every candidate, the counts only for the few whose
+    diffs are compared line by line, so they are made on first use.
+    """
+
+    __slots__ = ("_count", "lines", "weight")
 
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines  # keeps the list alive while its id() is a cache key
-        self.count = Counter(lines)
-        self.set = set(self.count)
-        self.weight = sum(_weight(line) * n for line, n in self.count.items())
+        self._count: Counter[str] | None = None
+        self.weight = sum(
+            1.0 if is_informative(line) else TRIVIAL_WEIGHT for line in lines
+        )
+
+    @property
+    def count(self) -> Counter[str]:
+        if self._count is None:
+            self._count = Counter(self.lines)
+        return self._count
 
 
 # The commit's lines are compared with every candidate, and a candidate's with many
@@ -208,6 +219,33 @@ def _side(lines: Sequence[str]) -> _Side:
             _SIDES.clear()
         side = _SIDES[id(lines)] = _Side(lines)
     return side
+
+
+class _Totals:
+    __slots__ = ("lines", "weight", "count")
+
+    def __init__(self, lines: LinesByFile) -> None:
+        self.lines = lines  # keeps the mapping alive while its id() is a cache key
+        sides = [_side(side) for pair in lines.values() for side in pair]
+        self.weight = sum(side.weight for side in sides)
+        self.count = sum(len(side.lines) for side in sides)
+
+
+_TOTALS: dict[int, _Totals] = {}
+
+
+def _totals(lines: LinesByFile) -> _Totals:
+    totals = _TOTALS.get(id(lines))
+    if totals is None or totals.lines is not lines:
+        if len(_TOTALS) >= MAX_SIDES:
+            _TOTALS.clear()
+        totals = _TOTALS[id(lines)] = _Totals(lines)
+    return totals
+
+
+def line_count(lines: LinesByFile) -> int:
+    """How many added and removed lines a diff has (prepared once per mapping)."""
+    return _totals(lines).count
 
 
 def _file_overlap(
@@ -232,8 +270,8 @@ def _file_overlap(
             common = min(count, large.count.get(line, 0))
             if common:
                 shared += common * _weight(line)
-        their_opposite = _side(theirs[1 - side]).set
-        our_opposite = _side(ours[1 - side]).set
+        their_opposite = _side(theirs[1 - side]).count
+        our_opposite = _side(ours[1 - side]).count
         ours_left = [
             line
             for line in (mine.count - other.count).elements()

@@ -7,6 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from e2g.matcher.scoring import (
     ACCEPT_THRESHOLD,
@@ -327,3 +329,60 @@ def test_predates_only_beyond_the_late_posting_window() -> None:
     assert predates(edge - timedelta(seconds=1), start)
     assert not predates(edge, start)
     assert not predates(start + timedelta(days=400), start)
+
+
+_POOL = [*COMMIT_LINES["test/recv-multishot.c"][0], "int x;", "x = y + 1;"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    added=st.lists(st.sampled_from(_POOL), max_size=14),
+    removed=st.lists(st.sampled_from(["return 0;", "return 1;", "}"]), max_size=3),
+    path=st.sampled_from(["test/recv-multishot.c", "test/other.c"]),
+    subject=st.sampled_from(
+        [
+            "test/recv-multishot: add test case for bundles",
+            "test/recv-multishot: add a bundle test",
+            "man: fix typo",
+        ]
+    ),
+    author=st.sampled_from(["axboe@kernel.dk", "someone@example.org"]),
+    days=st.integers(-3, 400),
+    sources=st.sampled_from(
+        [frozenset({"files"}), frozenset({"subject"}), frozenset({"trailer"})]
+    ),
+)
+def test_bounded_diffs_never_change_a_verdict(
+    monkeypatch_module, added, removed, path, subject, author, days, sources
+) -> None:
+    """Skipping the line comparison for hopeless diffs gives the same accept/reject."""
+    import e2g.matcher.scoring as scoring
+    from e2g.matcher.similarity import diff_overlap
+
+    candidate = make_candidate(
+        subject_key=subject,
+        author_email=author,
+        author_name="Jens Axboe" if author == "axboe@kernel.dk" else "Some One",
+        date=COMMIT_DATE - timedelta(days=days),
+        files=(path,),
+        sources=sources,
+    )
+    mail = {path: (added, removed)}
+    bounded = score(candidate=candidate, mail_lines=mail)
+    with monkeypatch_module.context() as patch:
+        patch.setattr(
+            scoring,
+            "diff_overlap",
+            lambda ours, theirs, **_: diff_overlap(ours, theirs),
+        )
+        exact = score(candidate=candidate, mail_lines=mail)
+    assert bounded.accepted == exact.accepted
+    assert bounded.method == exact.method
+    if exact.accepted:
+        assert bounded == exact
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
