@@ -21,7 +21,7 @@ from e2g.matcher.candidates import (
     candidate_info,
 )
 from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
-from e2g.matcher.scoring import Score, score_candidate
+from e2g.matcher.scoring import Score, hopeless, score_candidate
 from e2g.matcher.similarity import diff_similarity, pair_files
 from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
 
@@ -76,6 +76,11 @@ class Matcher:
                 # No file in common and no trailer naming it: the diff similarity is 0
                 # and scoring would veto it; skip decompressing and comparing the diff.
                 verdicts.append(Verdict(message, _NO_COMMON_FILE))
+                continue
+            info = candidate_info(message, None, sources)
+            rejected = hopeless(request.commit, info)
+            if rejected is not None:
+                verdicts.append(Verdict(message, rejected))
                 continue
             diff, lines = self._diff(message)
             info = candidate_info(message, diff, sources)

@@ -144,6 +144,63 @@ def score_candidate(
     )
 
 
+def hopeless(
+    commit: Commit, candidate: CandidateInfo, *, threshold: float = ACCEPT_THRESHOLD
+) -> Score | None:
+    """A rejection decided before the candidate's diff is read, or None.
+
+    Most file-map candidates share a file and little else: when subject, author,
+    files and date leave the weighted mean below `threshold` even with an equal
+    diff, and no exact key (trailer, patch-id, author date) or the no-diff rule
+    could accept it, score_candidate() would reject it whatever its diff says.
+    """
+    if (
+        candidate.kind != PATCH_KIND
+        or "trailer" in candidate.sources
+        or (candidate.patch_id and candidate.patch_id == commit.patch.patch_id)
+        or (candidate.date is not None and candidate.date == commit.author_date)
+    ):
+        return None
+    author, author_detail = author_similarity(
+        commit.author, name=candidate.author_name, email=candidate.author_email
+    )
+    subject = subject_similarity(commit.subject_key, candidate.subject_key)
+    if min(subject, author or 0.0) >= NO_DIFF_MIN_SIGNAL:
+        return None
+    paths = commit.patch.paths
+    pairs, _, _ = pair_files(paths, candidate.files)
+    union = len(paths) + len(candidate.files) - len(pairs)
+    files = len(pairs) / union if union else 0.0
+    date_factor = _date_factor(commit, candidate)
+    if _diff_needed(subject, author, files, date_factor, threshold) <= 1.0:
+        return None
+    weight = sum(WEIGHTS.values()) - (WEIGHTS["author"] if author is None else 0.0)
+    best = (
+        WEIGHTS["diff"]
+        + WEIGHTS["subject"] * subject
+        + WEIGHTS["files"] * files
+        + WEIGHTS["author"] * (author or 0.0)
+    )
+    total = round(best / weight * date_factor, 4)
+    date_evidence, late, early = _date_verdict(commit, candidate)
+    evidence = [
+        Evidence("subject", f"subject {subject:.2f}", 0.0),
+        Evidence("author", author_detail, 0.0),
+        Evidence("files", f"files {len(pairs)}/{len(candidate.files)} shared", 0.0),
+    ]
+    if date_evidence is not None:
+        evidence.append(date_evidence)
+    reason = (
+        late
+        or early
+        or f"score at most {total:.2f} below {threshold:.2f}, even with an equal diff"
+    )
+    method = "subject" if subject >= STRONG_SIGNAL else "files"
+    if method == "files" and (author or 0.0) >= STRONG_SIGNAL:
+        method = "author"
+    return Score(total, method, False, tuple(evidence), reason)
+
+
 def predates(commit_date: datetime, first_message: datetime) -> bool:
     """Whether a commit is older than anything scoring could accept from an archive
     whose first message is dated `first_message`: every message would be posted too

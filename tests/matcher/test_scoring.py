@@ -14,6 +14,7 @@ from e2g.matcher.scoring import (
     ACCEPT_THRESHOLD,
     CandidateInfo,
     author_similarity,
+    hopeless,
     normalise_name,
     score_candidate,
 )
@@ -380,9 +381,35 @@ def test_bounded_diffs_never_change_a_verdict(
     assert bounded.method == exact.method
     if exact.accepted:
         assert bounded == exact
+    early = hopeless(make_commit(), candidate)
+    if early is not None:
+        # Rejected before reading the diff: only what the full scoring rejects too,
+        # and never with a better score than it could have had.
+        assert not exact.accepted
+        assert early.method == exact.method
+        assert early.total >= exact.total - 1e-4
 
 
 @pytest.fixture(scope="module")
 def monkeypatch_module():
     with pytest.MonkeyPatch.context() as patch:
         yield patch
+
+
+def test_a_file_map_candidate_with_nothing_else_in_common_is_hopeless() -> None:
+    candidate = make_candidate(
+        subject_key="man: fix typo in io_uring_prep_splice",
+        author_email="someone@example.org",
+        author_name="Some One",
+        date=COMMIT_DATE - timedelta(days=200),
+        files=("test/recv-multishot.c", "man/io_uring_prep_splice.3", "src/queue.c"),
+        sources=frozenset({"files"}),
+    )
+    early = hopeless(make_commit(), candidate)
+    assert early is not None and not early.accepted
+    assert early.reason.startswith("score at most 0.")
+    assert early.reason.endswith("even with an equal diff")
+    # Even the commit's very own lines would not have saved it.
+    assert not score(candidate=candidate, mail_lines=COMMIT_LINES).accepted
+    # The same mail from the commit's author is worth reading.
+    assert hopeless(make_commit(), make_candidate(sources=frozenset({"files"}))) is None
