@@ -315,29 +315,94 @@ def _feed(process: subprocess.Popen[bytes], shas: Sequence[str]) -> None:
 
 
 def _split_records(stream: IO[bytes]) -> Iterator[_Record]:
-    """Cut the `git log` stream into records at the NUL-framed start sentinel."""
-    record: _Record | None = None
-    header: list[bytes] | None = None
-    for line in stream:
-        if header is not None:  # inside the format fields, until the end sentinel
-            header.append(line)
-            if _END in line:
-                assert record is not None
-                record.header = b"".join(header)
-                header = None
-            continue
-        if line.startswith(_START):
-            if record is not None:
-                yield record
-            record = _Record(header=b"", diff=_DiffBuffer())
-            header = [line]
-            if _END in line:
-                record.header = line
-                header = None
-        elif record is not None and (line != b"\n" or record.diff.started):
-            record.diff.feed(line)
-    if record is not None:
-        yield record
+    """Cut the `git log` stream into records at the NUL-framed start sentinel.
+
+    The stream is read in blocks cut at line ends, and a record's diff is kept as
+    those blocks: splitting every diff line in Python would cost more than git's
+    own work. A start sentinel is always at the start of a line.
+    """
+    splitter = _RecordSplitter()
+    pending = b""
+    while True:
+        block = stream.read(_READ_SIZE)
+        if not block:
+            yield from splitter.take(pending)
+            break
+        pending += block
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            yield from splitter.take(pending[:cut])
+            pending = pending[cut:]
+    if splitter.record is not None:
+        yield splitter.record
+
+
+_READ_SIZE = 1 << 16
+
+
+class _RecordSplitter:
+    """The record being read, fed whole lines a block at a time."""
+
+    def __init__(self) -> None:
+        self.record: _Record | None = None
+        self.header: list[bytes] | None = None  # inside the format fields
+
+    def take(self, data: bytes) -> Iterator[_Record]:
+        position = 0
+        while position < len(data):
+            if self.header is not None:
+                position = self._header(data, position)
+                continue
+            start = _line_start(data, _START, position)
+            end = len(data) if start < 0 else start
+            if self.record is not None and end > position:
+                self._diff(data[position:end])
+            if start < 0:
+                return
+            if self.record is not None:
+                yield self.record
+            self.record = _Record(header=b"", diff=_DiffBuffer())
+            self.header = []
+            position = start
+
+    def _header(self, data: bytes, position: int) -> int:
+        """Collect header bytes through the end of the end sentinel's line."""
+        assert self.header is not None and self.record is not None
+        found = data.find(_END, position)
+        if found < 0:
+            self.header.append(data[position:])
+            return len(data)
+        line_end = data.find(b"\n", found)
+        stop = len(data) if line_end < 0 else line_end + 1
+        self.header.append(data[position:stop])
+        self.record.header = b"".join(self.header)
+        self.header = None
+        return stop
+
+    def _diff(self, block: bytes) -> None:
+        assert self.record is not None
+        diff = self.record.diff
+        if not diff.started:
+            block = block.lstrip(b"\n")  # the blank line between message and diff
+        if block:
+            diff.feed_block(block)
+
+
+def _line_start(data: bytes, needle: bytes, position: int) -> int:
+    """Where `needle` next starts a line in `data`, at or after `position`, or -1."""
+    if data.startswith(needle, position):
+        return position
+    found = data.find(b"\n" + needle, position)
+    return found + 1 if found >= 0 else -1
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """Lines with their newlines, cut at LF only (a CR belongs to its line)."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 class _DiffBuffer:
@@ -356,6 +421,19 @@ class _DiffBuffer:
     @property
     def started(self) -> bool:
         return bool(self.lines) or self.overflow is not None
+
+    def feed_block(self, block: bytes) -> None:
+        """Whole lines at once. Below MAX_DIFF they stay one block; past it, every
+        line is replayed through feed(), which keeps whole file sections."""
+        if self.overflow is None and self.size + len(block) <= MAX_DIFF:
+            self.lines.append(block)
+            self.size += len(block)
+            return
+        if self.overflow is None:
+            block = b"".join([*self.lines, block])
+            self.lines, self.size, self.section_start = [], 0, 0
+        for line in _split_lines(block):
+            self.feed(line)
 
     def feed(self, line: bytes) -> None:
         if self.overflow is not None:
@@ -448,7 +526,7 @@ def _build_commit(
         log.info("commit %s is a shallow-clone boundary: its diff is unknown", sha)
         patch = _EMPTY_PATCH
     elif numstat:
-        patch = _numstat_patch(record.diff.lines)
+        patch = _numstat_patch(_split_lines(b"".join(record.diff.lines)))
     else:
         patch, lines = _build_patch(record.diff)
     commit = Commit(

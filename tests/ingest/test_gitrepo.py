@@ -452,3 +452,18 @@ def test_commits_with_lines_equal_diff_lines_of_each_diff(history) -> None:
         assert lines == diff_lines(commit.patch.diff), commit.subject
     renamed = {commit.sha: lines for commit, lines in pairs}[str(history["rename"])]
     assert renamed == {"src/ring.c": (["long line3;"], ["int line3;"])}
+
+
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_reading_in_tiny_blocks_gives_the_same_commits(
+    history, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    import e2g.ingest.gitrepo as gitrepo
+
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    expected = list(repo.commits(shas))
+    light = list(repo.commits(shas, diffs=False))
+    monkeypatch.setattr(gitrepo, "_READ_SIZE", size)
+    assert list(repo.commits(shas)) == expected
+    assert list(repo.commits(shas, diffs=False)) == light

@@ -1,0 +1,92 @@
+"""Ground truth for eval_links.py from a repository's own Link:/Message-Id: trailers.
+
+    python benchmarks/make_truth.py --data-dir STORE_DIR --repo REPO [--out TRUTH.tsv]
+
+Walks every non-merge commit reachable from the repository's HEAD and writes one TSV
+row (header `commit, commit_date, message_id, in_archive, subject`) per commit whose
+trailers name a Message-ID: the first one named, read as e2g reads trailers (lore and
+patch.msgid.link URLs, bare `<msgid>`, `%40` decoding; GitHub URLs name none).
+`in_archive` is 1 when the store in STORE_DIR holds that message. Rows come newest
+first, as `git rev-list` gives them; the store is only read. Without `--out` the TSV
+goes to stdout; a one-line summary goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from e2g import config
+from e2g.index.store import Store
+from e2g.ingest.gitrepo import Repo
+from e2g.ingest.trailers import linked_message_ids
+
+COLUMNS = ("commit", "commit_date", "message_id", "in_archive", "subject")
+
+
+def truth_rows(
+    store: Store, repo: Repo, shas: Sequence[str]
+) -> Iterator[tuple[str, str, str, str, str]]:
+    """(commit, commit_date, message_id, in_archive, subject) per labelled commit."""
+    # Trailers come from the commit message alone: skip producing the diffs.
+    for commit in repo.commits(shas, diffs=False):
+        ids = linked_message_ids(commit.trailers)
+        if not ids:
+            continue
+        in_archive = store.message(ids[0]) is not None
+        yield (
+            commit.sha,
+            commit.commit_date.isoformat(),
+            ids[0],
+            "1" if in_archive else "0",
+            commit.subject,
+        )
+
+
+def write_truth(
+    store: Store, repo: Repo, shas: Sequence[str], out: TextIO
+) -> tuple[int, int]:
+    """Write the TSV to `out`; return (labelled commits, labels in the store)."""
+    writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+    writer.writerow(COLUMNS)
+    labelled = in_archive = 0
+    for row in truth_rows(store, repo, shas):
+        writer.writerow(row)
+        labelled += 1
+        in_archive += row[3] == "1"
+    return labelled, in_archive
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        required=True,
+        help="the e2g data dir holding the ingested archive",
+    )
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="the TSV to write (default: stdout)")
+    args = parser.parse_args()
+    settings = config.resolve(data_dir=args.data_dir)
+    repo = Repo.open(args.repo)
+    shas = repo.rev_list()
+    with Store(settings.store_path) as store:
+        if args.out is None:
+            labelled, in_archive = write_truth(store, repo, shas, sys.stdout)
+        else:
+            with args.out.open("w", encoding="utf-8", newline="") as handle:
+                labelled, in_archive = write_truth(store, repo, shas, handle)
+    print(
+        f"{len(shas)} non-merge commits, {labelled} labelled, {in_archive} labels in the archive",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
