@@ -4,9 +4,11 @@
 
 Walks every non-merge commit reachable from the repository's HEAD and writes one TSV
 row (header `commit, commit_date, message_id, in_archive, subject`) per commit whose
-trailers name a Message-ID: the first one named, read as e2g reads trailers (lore and
-patch.msgid.link URLs, bare `<msgid>`, `%40` decoding; GitHub URLs name none).
-`in_archive` is 1 when the store in STORE_DIR holds that message. Rows come newest
+trailers name a Message-ID, read as e2g reads trailers (lore and patch.msgid.link
+URLs, bare `<msgid>`, `%40` decoding; GitHub URLs name none). The label is the first
+named Message-ID that the store in STORE_DIR holds (`in_archive` 1), else the first
+named (`in_archive` 0) -- the same label eval_links.py takes from a TSV with one row
+per Link. Rows come newest
 first, as `git rev-list` gives them; the store is only read. Without `--out` the TSV
 goes to stdout; a one-line summary goes to stderr.
 """
@@ -37,12 +39,12 @@ def truth_rows(
         ids = linked_message_ids(commit.trailers)
         if not ids:
             continue
-        in_archive = store.message(ids[0]) is not None
+        held = next((mid for mid in ids if store.message(mid) is not None), None)
         yield (
             commit.sha,
             commit.commit_date.isoformat(),
-            ids[0],
-            "1" if in_archive else "0",
+            held or ids[0],
+            "0" if held is None else "1",
             commit.subject,
         )
 

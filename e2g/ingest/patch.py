@@ -273,6 +273,16 @@ def _c_lines(data: bytes) -> Iterator[tuple[bytes, int]]:
         yield last.split(b"\0", 1)[0], 0
 
 
+def _lf_lines(data: bytes) -> list[tuple[bytes, int]]:
+    """_c_lines() of text without NUL bytes, as one list (the common, faster case)."""
+    lines = data.split(b"\n")
+    last = lines.pop()
+    pairs = [(line, 1) for line in lines]
+    if last:
+        pairs.append((last, 0))
+    return pairs
+
+
 @dataclass(slots=True)
 class _PatchIdReader:
     """git 2.39 builtin/patch-id.c get_one_patchid() with stable=1, as a state machine."""
@@ -288,9 +298,25 @@ class _PatchIdReader:
         default_factory=list
     )  # hashed once whitespace is gone
 
-    def read(self, data: bytes) -> str | None:
-        for line, newline in _c_lines(data):
+    def read(self, data: bytes) -> str | None:  # noqa: C901 - hunk lines inlined for speed
+        pending = self.pending
+        for line, newline in _c_lines(data) if b"\0" in data else _lf_lines(data):
             first = line[0] if line else -1
+            # Inside a hunk body, the common case, without the general checks.
+            if (self.before > 0 or self.after > 0) and not self.binary:
+                if first == 0x2D:  # "-"
+                    self.before -= 1
+                    pending.append(line)
+                    continue
+                if first == 0x2B:  # "+"
+                    self.after -= 1
+                    pending.append(line)
+                    continue
+                if first == 0x20:  # " "
+                    self.before -= 1
+                    self.after -= 1
+                    pending.append(line)
+                    continue
             if first not in _HUNK_MARKERS:
                 if (
                     first == 0x5C
@@ -373,7 +399,7 @@ class _PatchIdReader:
             else:
                 text.append(piece)
         sha.update(b"".join(text).translate(None, _WHITESPACE))
-        self.pending = []
+        self.pending.clear()
         self.result = (self.result + int.from_bytes(sha.digest(), "little")) % (
             1 << 160
         )
