@@ -176,9 +176,7 @@ def _trailer_candidates(store: Store, linked: Sequence[str], pool: Pool) -> None
             )
 
 
-def candidate_info(
-    message: StoredMessage, diff: str | None, sources: set[str]
-) -> CandidateInfo:
+def candidate_info(message: StoredMessage, sources: set[str]) -> CandidateInfo:
     return CandidateInfo(
         message_id=message.message_id,
         subject_key=message.subject_key,
@@ -187,7 +185,6 @@ def candidate_info(
         date=message.date,
         files=message.files,
         patch_id=message.patch_id,
-        diff=diff,
         kind=message.kind,
         version=message.version,
         sources=frozenset(sources),

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from functools import partial
 
 from e2g.index.store import Store, StoredMessage
 from e2g.matcher.candidates import (
     STAGES,
+    LinesByFile,
     LinesOf,
     MatchRequest,
     MessageCache,
@@ -21,7 +23,7 @@ from e2g.matcher.candidates import (
     candidate_info,
 )
 from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
-from e2g.matcher.scoring import Score, hopeless, score_candidate
+from e2g.matcher.scoring import Score, score_candidate
 from e2g.matcher.similarity import diff_similarity, pair_files
 from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
 
@@ -51,21 +53,19 @@ class Matcher:
         self._messages = MessageCache(store)
         self._lines_of = lines_of
         self._url_for = url_for
-        self._diff_cache: dict[
-            int, tuple[str | None, dict[str, tuple[list[str], list[str]]] | None]
-        ] = {}
+        self._lines_cache: dict[int, LinesByFile | None] = {}
 
-    def _diff(
-        self, message: StoredMessage
-    ) -> tuple[str | None, dict[str, tuple[list[str], list[str]]] | None]:
-        cached = self._diff_cache.get(message.seq)
-        if cached is None:
-            diff = self.store.diff(message.seq)
-            cached = (diff, self._lines_of(diff) if diff else None)
-            if len(self._diff_cache) > 4096:
-                self._diff_cache.clear()
-            self._diff_cache[message.seq] = cached
-        return cached
+    def _lines(self, message: StoredMessage) -> LinesByFile | None:
+        """The message's diff as diff_lines() gives it; cached, as hot files' patches
+        are candidates for many commits."""
+        if message.seq in self._lines_cache:
+            return self._lines_cache[message.seq]
+        diff = self.store.diff(message.seq)
+        lines = self._lines_of(diff) if diff else None
+        if len(self._lines_cache) > 4096:
+            self._lines_cache.clear()
+        self._lines_cache[message.seq] = lines
+        return lines
 
     def score(self, request: MatchRequest, pool: Pool) -> list[Verdict]:
         verdicts = []
@@ -77,18 +77,11 @@ class Matcher:
                 # and scoring would veto it; skip decompressing and comparing the diff.
                 verdicts.append(Verdict(message, _NO_COMMON_FILE))
                 continue
-            info = candidate_info(message, None, sources)
-            rejected = hopeless(request.commit, info)
-            if rejected is not None:
-                verdicts.append(Verdict(message, rejected))
-                continue
-            diff, lines = self._diff(message)
-            info = candidate_info(message, diff, sources)
             score = score_candidate(
                 request.commit,
-                info,
+                candidate_info(message, sources),
                 commit_lines=request.commit_lines,
-                mail_lines=lines,
+                mail_lines=partial(self._lines, message),
             )
             verdicts.append(Verdict(message, score))
         return verdicts
@@ -131,7 +124,7 @@ class Matcher:
             and relative.series_id in set(self.store.lineage(best.series_id))
         ):
             return "same series lineage"
-        _, lines = self._diff(relative)
+        lines = self._lines(relative)
         if lines is None:
             return None
         similarity = diff_similarity(request.commit_lines, lines)

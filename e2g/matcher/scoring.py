@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -76,7 +77,6 @@ class CandidateInfo:
     date: datetime | None
     files: tuple[str, ...]
     patch_id: str | None
-    diff: str | None
     kind: str  # a model.Kind value: "patch", "cover", "pull", "reply", "other"
     version: int
     # Cascade stages that proposed it: "trailer", "patch-id", "author-date",
@@ -112,23 +112,29 @@ def score_candidate(
     candidate: CandidateInfo,
     *,
     commit_lines: LinesByFile,
-    mail_lines: LinesByFile | None,
+    mail_lines: LinesByFile | None | Callable[[], LinesByFile | None],
     threshold: float = ACCEPT_THRESHOLD,
 ) -> Score:
     """Score how surely `candidate` is a posting of `commit`'s patch.
 
     `commit_lines` and `mail_lines` are `e2g.ingest.patch.diff_lines` of the two
     diffs, computed by the caller (the matcher does not import ingest); pass None
-    for a candidate without a diff.
+    for a candidate without a diff. `mail_lines` may be a function that reads them:
+    it is not called when the verdict does not depend on the diff (see hopeless()).
     """
+    early = _early_signals(commit, candidate)
+    rejected = _hopeless(commit, candidate, early, threshold)
+    if rejected is not None:
+        return rejected
+    lines = mail_lines() if callable(mail_lines) else mail_lines
     signals = _measure(
-        commit,
         candidate,
+        early,
         commit_lines=commit_lines,
-        mail_lines=mail_lines,
+        mail_lines=lines,
         threshold=threshold,
     )
-    date_evidence, late, early = _date_verdict(commit, candidate)
+    date_evidence, late, too_early = _date_verdict(commit, candidate)
     if late and _posted_what_was_committed(commit, candidate, signals):
         late = ""
         signals = replace(signals, date_factor=signals.date_factor * LATE_FACTOR)
@@ -139,8 +145,37 @@ def score_candidate(
         candidate,
         signals=signals,
         date_evidence=date_evidence,
-        veto=late or early or _veto(candidate, signals, commit_lines=commit_lines),
+        veto=late or too_early or _veto(candidate, signals, commit_lines=commit_lines),
         threshold=threshold,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Early:
+    """The signals known before a candidate's diff is read."""
+
+    author: float | None
+    author_detail: str
+    subject: float
+    shared_files: int
+    files: float
+    date_factor: float
+
+
+def _early_signals(commit: Commit, candidate: CandidateInfo) -> _Early:
+    author, author_detail = author_similarity(
+        commit.author, name=candidate.author_name, email=candidate.author_email
+    )
+    paths = commit.patch.paths
+    pairs, _, _ = pair_files(paths, candidate.files)
+    union = len(paths) + len(candidate.files) - len(pairs)
+    return _Early(
+        author=author,
+        author_detail=author_detail,
+        subject=subject_similarity(commit.subject_key, candidate.subject_key),
+        shared_files=len(pairs),
+        files=len(pairs) / union if union else 0.0,
+        date_factor=_date_factor(commit, candidate),
     )
 
 
@@ -152,50 +187,51 @@ def hopeless(
     Most file-map candidates share a file and little else: when subject, author,
     files and date leave the weighted mean below `threshold` even with an equal
     diff, and no exact key (trailer, patch-id, author date) or the no-diff rule
-    could accept it, score_candidate() would reject it whatever its diff says.
+    could accept it, the verdict is a rejection whatever the diff says.
     """
+    return _hopeless(commit, candidate, _early_signals(commit, candidate), threshold)
+
+
+def _hopeless(
+    commit: Commit, candidate: CandidateInfo, early: _Early, threshold: float
+) -> Score | None:
     if (
         candidate.kind != PATCH_KIND
         or "trailer" in candidate.sources
         or (candidate.patch_id and candidate.patch_id == commit.patch.patch_id)
         or (candidate.date is not None and candidate.date == commit.author_date)
+        or min(early.subject, early.author or 0.0) >= NO_DIFF_MIN_SIGNAL
     ):
         return None
-    author, author_detail = author_similarity(
-        commit.author, name=candidate.author_name, email=candidate.author_email
-    )
-    subject = subject_similarity(commit.subject_key, candidate.subject_key)
-    if min(subject, author or 0.0) >= NO_DIFF_MIN_SIGNAL:
-        return None
-    paths = commit.patch.paths
-    pairs, _, _ = pair_files(paths, candidate.files)
-    union = len(paths) + len(candidate.files) - len(pairs)
-    files = len(pairs) / union if union else 0.0
-    date_factor = _date_factor(commit, candidate)
-    if _diff_needed(subject, author, files, date_factor, threshold) <= 1.0:
+    author = early.author
+    if (
+        _diff_needed(early.subject, author, early.files, early.date_factor, threshold)
+        <= 1.0
+    ):
         return None
     weight = sum(WEIGHTS.values()) - (WEIGHTS["author"] if author is None else 0.0)
     best = (
         WEIGHTS["diff"]
-        + WEIGHTS["subject"] * subject
-        + WEIGHTS["files"] * files
+        + WEIGHTS["subject"] * early.subject
+        + WEIGHTS["files"] * early.files
         + WEIGHTS["author"] * (author or 0.0)
     )
-    total = round(best / weight * date_factor, 4)
-    date_evidence, late, early = _date_verdict(commit, candidate)
+    total = round(best / weight * early.date_factor, 4)
+    date_evidence, late, too_early = _date_verdict(commit, candidate)
+    shared = f"files {early.shared_files}/{len(candidate.files)} shared"
     evidence = [
-        Evidence("subject", f"subject {subject:.2f}", 0.0),
-        Evidence("author", author_detail, 0.0),
-        Evidence("files", f"files {len(pairs)}/{len(candidate.files)} shared", 0.0),
+        Evidence("subject", f"subject {early.subject:.2f}", 0.0),
+        Evidence("author", early.author_detail, 0.0),
+        Evidence("files", shared, 0.0),
     ]
     if date_evidence is not None:
         evidence.append(date_evidence)
     reason = (
         late
-        or early
+        or too_early
         or f"score at most {total:.2f} below {threshold:.2f}, even with an equal diff"
     )
-    method = "subject" if subject >= STRONG_SIGNAL else "files"
+    method = "subject" if early.subject >= STRONG_SIGNAL else "files"
     if method == "files" and (author or 0.0) >= STRONG_SIGNAL:
         method = "author"
     return Score(total, method, False, tuple(evidence), reason)
@@ -239,23 +275,16 @@ def normalise_name(name: str) -> str:
 
 
 def _measure(
-    commit: Commit,
     candidate: CandidateInfo,
+    early: _Early,
     *,
     commit_lines: LinesByFile,
     mail_lines: LinesByFile | None,
     threshold: float,
 ) -> _Signals:
-    author, author_detail = author_similarity(
-        commit.author, name=candidate.author_name, email=candidate.author_email
-    )
-    paths = commit.patch.paths
-    pairs, _, _ = pair_files(paths, candidate.files)
-    union = len(paths) + len(candidate.files) - len(pairs)
-    files = len(pairs) / union if union else 0.0
-    date_factor = _date_factor(commit, candidate)
+    author, subject, files = early.author, early.subject, early.files
+    date_factor = early.date_factor
     diff = None
-    subject = subject_similarity(commit.subject_key, candidate.subject_key)
     diff_exact = True
     if mail_lines and line_count(commit_lines) and line_count(mail_lines):
         strong = max(subject, author or 0.0) >= STRONG_SIGNAL
@@ -286,9 +315,9 @@ def _measure(
     return _Signals(
         subject=subject,
         author=author,
-        author_detail=author_detail,
+        author_detail=early.author_detail,
         files=files,
-        shared_files=len(pairs),
+        shared_files=early.shared_files,
         diff=diff,
         diff_exact=diff_exact,
         date_factor=date_factor,

@@ -82,7 +82,6 @@ def make_candidate(**changes) -> CandidateInfo:
         date=datetime(2024, 2, 6, 16, 14, 49, tzinfo=UTC),
         files=("test/recv-multishot.c",),
         patch_id="1ee5c461a38c7516fdc73a4d4bb632e67a6e0c8d",
-        diff="(not read by scoring)",
         kind="patch",
         version=1,
         sources=frozenset({"subject"}),
@@ -238,9 +237,7 @@ def test_trailer_to_matching_patch_is_certain() -> None:
 
 
 def test_trailer_to_cover_letter_is_not_the_posting() -> None:
-    candidate = make_candidate(
-        kind="cover", diff=None, files=(), sources=frozenset({"trailer"})
-    )
+    candidate = make_candidate(kind="cover", files=(), sources=frozenset({"trailer"}))
     result = score(candidate=candidate, mail_lines=None)
     assert not result.accepted
     assert result.method == "trailer"
@@ -282,7 +279,7 @@ def test_no_diff_needs_strong_subject_and_author() -> None:
 
 
 def test_reply_is_never_the_posting() -> None:
-    result = score(candidate=make_candidate(kind="reply", diff=None), mail_lines=None)
+    result = score(candidate=make_candidate(kind="reply"), mail_lines=None)
     assert not result.accepted
     assert result.reason == "a reply message, not a patch"
 
