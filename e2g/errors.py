@@ -53,6 +53,10 @@ class NotMatched(E2gError):
     """Coverage was asked for a repository that `e2g match` has not processed."""
 
 
+class OutputError(E2gError):
+    """A file the user asked e2g to write (an --svg chart) cannot be written."""
+
+
 class NotFound(E2gError):
     """A message or thread that is not in the store."""
 

@@ -12,11 +12,12 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from e2g import __version__
+from e2g.cli import output
 from e2g.cli.context import state
 from e2g.errors import E2gError, Interrupted
 
@@ -116,15 +117,41 @@ def _interrupt(number: int, frame: FrameType | None) -> None:
 def main() -> None:
     """Console entry point: run the app, map E2gError and Ctrl-C to one line and an exit code."""
     signal.signal(signal.SIGINT, _interrupt)
+    output.tolerate_unencodable()
     try:
         app()
     except E2gError as err:
         if os.environ.get("E2G_DEBUG"):
             raise
         sys.stderr.write(f"e2g: error: {err}\n")
-        sys.exit(err.exit_code)
+        _exit(err.exit_code)
+    except SystemExit as done:  # typer ends every run with sys.exit()
+        _exit(done.code)
     except BrokenPipeError:
-        # `e2g search ... | head`: the reader went away; not an error.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        _reader_gone()
+    _exit(0)
+
+
+def _exit(code: int | str | None) -> NoReturn:
+    """sys.exit(code), flushing stdout first, while a closed pipe can still be handled.
+
+    Left to the interpreter's exit, a failed flush prints "Exception ignored ...
+    BrokenPipeError" and exits 120 (`e2g link REV | head -c 10` when the output
+    fits in the buffer).
+    """
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone()
+    sys.exit(code)
+
+
+def _reader_gone() -> NoReturn:
+    """`e2g match --jsonl | head -1`: the reader went away; say nothing, exit 1.
+
+    1, as typer does when the pipe breaks inside a command and as Python's docs
+    advise: what was not written was not done (match keeps its committed batches).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)

@@ -10,6 +10,7 @@ import typer
 
 from e2g.cli import output
 from e2g.cli.context import state
+from e2g.errors import OutputError
 
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
@@ -267,7 +268,13 @@ def stats(
 
     result = coverage(state.settings(), repo=repo, by=str(by), depth=depth)
     if svg is not None:
-        svg.write_text(render_svg(result), encoding="utf-8")
+        try:
+            svg.write_text(render_svg(result), encoding="utf-8")
+        except OSError as error:
+            raise OutputError(
+                f"cannot write the chart to {svg}: {error.strerror or error}; "
+                "pass an --svg path in a writable directory"
+            ) from None
     if as_json:
         output.json_line(result.as_json())
     else:

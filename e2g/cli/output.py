@@ -6,6 +6,8 @@ second, and never when --quiet or --json asked for silence on stderr chatter.
 
 from __future__ import annotations
 
+import codecs
+import io
 import json
 import shutil
 import sys
@@ -37,10 +39,24 @@ def _default(value: object) -> object:
     return str(value)
 
 
+def tolerate_unencodable() -> None:
+    """Never fail on a character stdout's encoding lacks (a latin-1 locale,
+    PYTHONIOENCODING=ascii): text shows it as a backslash escape, JSON as \\uXXXX."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
+def _speaks_unicode(stream: TextIO) -> bool:
+    try:
+        return codecs.lookup(stream.encoding or "utf-8").name.startswith("utf")
+    except LookupError:
+        return False
+
+
 def json_line(data: Mapping[str, Any], stream: TextIO | None = None) -> None:
-    (stream or sys.stdout).write(
-        json.dumps(data, ensure_ascii=False, default=_default) + "\n"
-    )
+    target = stream or sys.stdout
+    text = json.dumps(data, ensure_ascii=not _speaks_unicode(target), default=_default)
+    target.write(text + "\n")
 
 
 def number(value: int) -> str:
