@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from e2g.errors import StoreError
-from e2g.index.schema import migrate
+from e2g.index.schema import SCHEMA_VERSION, migrate, newer_schema
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -37,6 +37,11 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         connection.execute("PRAGMA temp_store = MEMORY")
         if readonly:
             connection.execute("PRAGMA query_only = ON")
+            if _stale(connection, path):
+                # An older schema: bring it forward once, through a writer.
+                connection.close()
+                connect(path).close()
+                return connect(path, readonly=True)
         else:
             migrate(connection)
         return connection
@@ -46,6 +51,28 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         raise StoreError(
             f"cannot open the store at {path}: {err.strerror or err}"
         ) from None
+
+
+def _stale(connection: sqlite3.Connection, path: Path) -> bool:
+    """Whether a store opened for reading needs migrating; raise if it is no store
+    of ours (an empty file, another program's database) or a newer one."""
+    found = int(connection.execute("PRAGMA user_version").fetchone()[0])
+    if found == 0:
+        tables = connection.execute(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"
+        ).fetchone()[0]
+        connection.close()
+        if tables:
+            raise StoreError(
+                f"{path} is not an e2g store: move it away or pass another --data-dir"
+            )
+        raise StoreError(
+            f"the store at {path} is empty: run `e2g ingest ARCHIVE` first"
+        )
+    if found > SCHEMA_VERSION:
+        connection.close()
+        raise StoreError(newer_schema(found))
+    return found < SCHEMA_VERSION
 
 
 def explain(err: BaseException, path: Path) -> str:

@@ -175,14 +175,18 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def newer_schema(found: int) -> str:
+    return (
+        f"the store was written by a newer e2g (schema {found}, this e2g knows "
+        f"{SCHEMA_VERSION}); upgrade e2g or use another --data-dir"
+    )
+
+
 def migrate(connection: sqlite3.Connection) -> int:
     """Bring the schema to SCHEMA_VERSION; return the version found before."""
     found = int(connection.execute("PRAGMA user_version").fetchone()[0])
     if found > SCHEMA_VERSION:
-        raise StoreError(
-            f"the store was written by a newer e2g (schema {found}, this e2g knows "
-            f"{SCHEMA_VERSION}); upgrade e2g or use another --data-dir"
-        )
+        raise StoreError(newer_schema(found))
     if found == SCHEMA_VERSION:
         return found
     for version, step in enumerate(MIGRATIONS[found:], start=found + 1):
