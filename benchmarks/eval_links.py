@@ -7,8 +7,8 @@ TRUTH.tsv has a header and the columns `commit`, `message_id` (and optionally
 trailers ignored, on the labelled commits dated inside the archive's date window whose
 label is in the store. A commit's answer is its applied posting; it is correct when it
 is the labelled message or another posting of the same patch (the label's family: the
-same patch-id, or the same subject key from the same author, i.e. versions, resends
-and cross-posts). Rows:
+same patch-id, or the same subject key from the same person -- same address or same
+name --, i.e. versions, resends and cross-posts). Rows:
 
 - e2g: the whole cascade (`Matcher.match`, trailers ignored);
 - subject-only: the newest patch whose subject key equals the commit summary
@@ -37,6 +37,7 @@ from e2g.index.store import Store, StoredMessage, from_epoch
 from e2g.ingest.gitrepo import Repo
 from e2g.ingest.patch import diff_lines
 from e2g.matcher.cascade import Matcher
+from e2g.matcher.scoring import normalise_name
 from e2g.model import Commit
 
 
@@ -101,12 +102,14 @@ def family_of(store: Store, label: StoredMessage) -> set[str]:
             for m in store.select("patch_id = ? AND kind = 'patch'", (label.patch_id,))
         }
     email = label.patch_author_email or label.author_email
+    name = normalise_name(label.patch_author_name or label.author_name)
     members |= {
         m.message_id
         for m in store.select(
-            "subject_key = ? AND kind = 'patch' AND (author_email = ? OR patch_author_email = ?)",
-            (label.subject_key, email, email),
+            "subject_key = ? AND kind = 'patch'", (label.subject_key,)
         )
+        if email in (m.author_email, m.patch_author_email)
+        or (name and name == normalise_name(m.patch_author_name or m.author_name))
     }
     return members
 

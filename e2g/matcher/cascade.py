@@ -9,7 +9,7 @@ match with the best rejected candidates and why they were rejected.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from e2g.index.store import Store, StoredMessage
@@ -100,7 +100,11 @@ class Matcher:
             verdicts += self.score(request, fresh)
             if any(v.score.accepted and v.score.total >= SURE for v in verdicts):
                 break
-        accepted = sorted((v for v in verdicts if v.score.accepted), key=_rank)
+        written = request.commit.author_date
+        accepted = sorted(
+            (v for v in verdicts if v.score.accepted),
+            key=lambda verdict: _rank(verdict, written),
+        )
         info = commit_info(request)
         if not accepted:
             return LinkResult(info, (), _rejected(verdicts))
@@ -213,16 +217,22 @@ def _disjoint(paths: Sequence[str], message: StoredMessage, sources: set[str]) -
     return not pairs
 
 
-def _rank(verdict: Verdict) -> tuple[float, int, int, float, int]:
-    """Best score, then strongest method, then the newest version and posting.
+def _rank(
+    verdict: Verdict, written: datetime
+) -> tuple[float, int, int, int, float, int]:
+    """Best score, then strongest method, then the posting git am took, then the
+    newest version and posting.
 
-    Equal patches of v1 and v2, or a RESEND, carry git format-patch's same Date: (the
-    author date), so the version and then the later arrival (seq) break the tie.
+    git am keeps a mail's Date: as the author date, so among equal patches the one
+    dated exactly like the commit is the one applied. Equal patches of v1 and v2, or
+    a RESEND, carry git format-patch's same Date: (the author date), so the version
+    and then the later arrival (seq) break the remaining ties.
     """
     date = verdict.message.date.timestamp() if verdict.message.date else 0.0
     return (
         -round(verdict.score.total, 3),
         METHOD_RANK.get(verdict.score.method, 9),
+        0 if verdict.message.date == written else 1,
         -verdict.message.version,
         -date,
         -verdict.message.seq,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from e2g.index.store import Store, StoredMessage
 from e2g.matcher.candidates import window
-from e2g.matcher.scoring import Score
+from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting
 
 REVIEW_KEYS = ("Reviewed-by", "Acked-by", "Tested-by")
@@ -41,15 +41,20 @@ def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMess
     low, high = window(commit)
     if best.date is not None:
         high = max(high, int(best.date.timestamp()) + 86400)
+    # The same person: the same address, or the same name under a new address (a
+    # new employer between v1 and v3). The caller still asks for shared content.
     email = best.patch_author_email or best.author_email
-    # The unary + keeps SQLite on the subject-key index: left to choose, it walks the
-    # author's every message (thousands for a maintainer) through the author index.
-    found = store.select(
-        "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ? "
-        "AND (+author_email = ? OR +patch_author_email = ?)",
-        (best.subject_key, low, high, email, email),
-        suffix="LIMIT 100",
-    )
+    name = normalise_name(best.patch_author_name or best.author_name)
+    found = [
+        message
+        for message in store.select(
+            "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
+            (best.subject_key, low, high),
+            suffix="ORDER BY date DESC LIMIT 200",
+        )
+        if email in (message.author_email, message.patch_author_email)
+        or (name and name == normalise_name(_author_name(message)))
+    ][:100]
     if best.patch_id:
         found += store.select(
             "patch_id = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
@@ -57,6 +62,10 @@ def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMess
             suffix="LIMIT 100",
         )
     return found
+
+
+def _author_name(message: StoredMessage) -> str:
+    return message.patch_author_name or message.author_name
 
 
 def thread_facts(

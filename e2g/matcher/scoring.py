@@ -536,8 +536,13 @@ def _date_verdict(
         text = f"posted {_duration(before)} before commit"
     evidence = Evidence("date", text, 0.0)
     late = f"{text} (limit {_duration(LATE_SLACK)})" if before < -LATE_SLACK else ""
+    # A long review ends in a commit long after the posting, but the posting comes
+    # after the patch was written: the window counts from the author date too.
+    written = min(commit.author_date, commit.commit_date)
     early = (
-        f"{text} (window {_duration(EARLY_WINDOW)})" if before > EARLY_WINDOW else ""
+        f"{text} (window {_duration(EARLY_WINDOW)} before the author date)"
+        if written - candidate.date > EARLY_WINDOW
+        else ""
     )
     return evidence, late, early
 

@@ -410,3 +410,17 @@ def test_a_file_map_candidate_with_nothing_else_in_common_is_hopeless() -> None:
     assert not score(candidate=candidate, mail_lines=COMMIT_LINES).accepted
     # The same mail from the commit's author is worth reading.
     assert hopeless(make_commit(), make_candidate(sources=frozenset({"files"}))) is None
+
+
+def test_a_long_review_is_inside_the_window_counted_from_the_author_date() -> None:
+    """Written, posted, then reviewed for 16 months: the posting is 500 days before
+    the commit but after the author date, so it is no "old" mail."""
+    authored = COMMIT_DATE - timedelta(days=560)
+    commit = make_commit(author_date=authored)
+    posted = make_candidate(date=COMMIT_DATE - timedelta(days=500), patch_id=None)
+    result = score(commit=commit, candidate=posted)
+    assert result.accepted, result.reason
+    older = make_candidate(date=authored - timedelta(days=400), patch_id=None)
+    rejected = score(commit=commit, candidate=older)
+    assert not rejected.accepted
+    assert "before the author date" in rejected.reason
