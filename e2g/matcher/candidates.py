@@ -22,6 +22,8 @@ LinesOf = Callable[[str], LinesByFile]
 
 EARLIEST = timedelta(days=365)
 LATEST = timedelta(days=1)
+PATCH_ID_LIMIT = 50
+AUTHOR_DATE_LIMIT = 20
 SUBJECT_LIMIT = 60
 AUTHOR_LIMIT = 150
 FILES_LIMIT = 120
@@ -89,21 +91,24 @@ def exact_candidates(
     commit = request.commit
     if request.linked_ids:
         _trailer_candidates(store, request.linked_ids, pool)
+    # One query for both keys (SQLite answers an OR of two indexed columns from both
+    # indexes); most commits find nothing, so the query count is the cost.
+    stamp = _epoch(commit.author_date)
+    patch_id = commit.patch.patch_id or ""
+    found = store.select(
+        "(patch_id = ? OR date = ?) AND kind = 'patch'",
+        (patch_id, stamp, patch_id),
+        suffix="ORDER BY patch_id IS ? DESC, seq LIMIT 100",
+    )
     if commit.patch.patch_id:
         pool.add(
-            store.select(
-                "patch_id = ? AND kind = 'patch'",
-                (commit.patch.patch_id,),
-                suffix="LIMIT 50",
-            ),
+            [m for m in found if m.patch_id == commit.patch.patch_id][:PATCH_ID_LIMIT],
             "patch-id",
         )
     pool.add(
-        store.select(
-            "date = ? AND kind = 'patch'",
-            (_epoch(commit.author_date),),
-            suffix="LIMIT 20",
-        ),
+        [m for m in found if m.date is not None and _epoch(m.date) == stamp][
+            :AUTHOR_DATE_LIMIT
+        ],
         "author-date",
     )
 

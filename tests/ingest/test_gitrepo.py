@@ -408,8 +408,9 @@ def test_mailmap_lookup(history) -> None:
 
 def test_dated_rev_list_gives_commit_times(history) -> None:
     repo = Repo.open(repo_path(history))
-    dated = repo.dated_rev_list([])
+    dated, merges = repo.dated_rev_list([])
     assert [sha for sha, _ in dated] == repo.rev_list([])
+    assert merges == repo.count_merges([]) == 1
     stamps = dict(dated)
     root = read(history, "root")
     assert stamps[str(history["root"])] == int(root.commit_date.timestamp())
