@@ -268,8 +268,8 @@ def match(
     """Match every non-merge commit `git rev-list` gives for `revs`; store the links."""
     started = time.monotonic()
     repository = Repo.open(repo)
-    dated = repository.dated_rev_list(revs, all_refs=all_refs)
-    summary = MatchSummary(merges=repository.count_merges(revs, all_refs=all_refs))
+    dated, merges = repository.dated_rev_list(revs, all_refs=all_refs)
+    summary = MatchSummary(merges=merges)
     with open_store(settings) as store:
         max_seq = store.max_seq()
         span = store.date_range()

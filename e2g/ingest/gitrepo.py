@@ -156,23 +156,28 @@ class Repo:
         `revs` defaults to HEAD (an unborn HEAD gives no commits); ranges (`A..B`)
         and `^X` exclusions work as in git. Merges skipped: see count_merges().
         """
-        return [sha for sha, _ in self.dated_rev_list(revs, all_refs=all_refs)]
+        return [sha for sha, _ in self.dated_rev_list(revs, all_refs=all_refs)[0]]
 
     def dated_rev_list(
         self, revs: Sequence[str] = (), *, all_refs: bool = False
-    ) -> list[tuple[str, int]]:
-        """(sha, commit time as a Unix timestamp) for each commit rev_list() gives."""
+    ) -> tuple[list[tuple[str, int]], int]:
+        """((sha, commit time as a Unix timestamp) for each commit rev_list() gives,
+        and how many merges it skipped), from one walk of the history."""
         arguments = self._rev_arguments(revs, all_refs=all_refs)
         if arguments is None:
-            return []
+            return [], 0
         output = self._check(
-            ["rev-list", "--no-merges", "--timestamp", *arguments], revs=revs
+            ["rev-list", "--timestamp", "--parents", *arguments], revs=revs
         )
-        words = output.decode("ascii").split()
-        return [
-            (sha, int(stamp))
-            for stamp, sha in zip(words[::2], words[1::2], strict=True)
-        ]
+        commits: list[tuple[str, int]] = []
+        merges = 0
+        for line in output.decode("ascii").splitlines():
+            words = line.split()
+            if len(words) > 3:  # stamp, sha and two or more parents
+                merges += 1
+            elif len(words) >= 2:
+                commits.append((words[1], int(words[0])))
+        return commits, merges
 
     def count_merges(self, revs: Sequence[str] = (), *, all_refs: bool = False) -> int:
         """How many merge commits rev_list() skipped for the same arguments."""
