@@ -8,6 +8,7 @@ match with the best rejected candidates and why they were rejected.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import partial
@@ -23,7 +24,15 @@ from e2g.matcher.candidates import (
     candidate_info,
 )
 from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
-from e2g.matcher.scoring import Score, score_candidate
+from e2g.matcher.scoring import (
+    ACCEPT_THRESHOLD,
+    CandidateInfo,
+    Early,
+    Score,
+    early_signals,
+    hopeless_score,
+    score_candidate,
+)
 from e2g.matcher.similarity import diff_similarity, pair_files
 from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
 
@@ -69,20 +78,33 @@ class Matcher:
 
     def score(self, request: MatchRequest, pool: Pool) -> list[Verdict]:
         verdicts = []
-        paths = request.commit.patch.paths
-        for message_id, message in pool.messages.items():
+        commit = request.commit
+        paths = commit.patch.paths
+        # Hopeless candidates only ever show as the best rejected ones: keep those.
+        hopeless: list[tuple[float, int, StoredMessage, CandidateInfo, Early]] = []
+        for order, (message_id, message) in enumerate(pool.messages.items()):
             sources = pool.sources[message_id]
             if _disjoint(paths, message, sources):
                 # No file in common and no trailer naming it: the diff similarity is 0
                 # and scoring would veto it; skip decompressing and comparing the diff.
                 verdicts.append(Verdict(message, _NO_COMMON_FILE))
                 continue
+            info = candidate_info(message, sources)
+            early = early_signals(commit, info)
+            if early.best_total is not None:
+                hopeless.append((early.best_total, -order, message, info, early))
+                continue
             score = score_candidate(
-                request.commit,
-                candidate_info(message, sources),
+                commit,
+                info,
                 commit_lines=request.commit_lines,
                 mail_lines=partial(self._lines, message),
+                early=early,
             )
+            verdicts.append(Verdict(message, score))
+        best = heapq.nlargest(MAX_REJECTED, hopeless, key=lambda row: row[:2])
+        for _, _, message, info, early in sorted(best, key=lambda row: -row[1]):
+            score = hopeless_score(commit, info, early, threshold=ACCEPT_THRESHOLD)
             verdicts.append(Verdict(message, score))
         return verdicts
 

@@ -107,13 +107,14 @@ class _Signals:
     date_factor: float
 
 
-def score_candidate(
+def score_candidate(  # noqa: PLR0913 - all keyword-only
     commit: Commit,
     candidate: CandidateInfo,
     *,
     commit_lines: LinesByFile,
     mail_lines: LinesByFile | None | Callable[[], LinesByFile | None],
     threshold: float = ACCEPT_THRESHOLD,
+    early: Early | None = None,
 ) -> Score:
     """Score how surely `candidate` is a posting of `commit`'s patch.
 
@@ -121,11 +122,12 @@ def score_candidate(
     diffs, computed by the caller (the matcher does not import ingest); pass None
     for a candidate without a diff. `mail_lines` may be a function that reads them:
     it is not called when the verdict does not depend on the diff (see hopeless()).
+    `early` is early_signals() of the same pair, when the caller has it already.
     """
-    early = _early_signals(commit, candidate)
-    rejected = _hopeless(commit, candidate, early, threshold)
-    if rejected is not None:
-        return rejected
+    if early is None:
+        early = early_signals(commit, candidate, threshold=threshold)
+    if early.best_total is not None:
+        return hopeless_score(commit, candidate, early, threshold=threshold)
     lines = mail_lines() if callable(mail_lines) else mail_lines
     signals = _measure(
         candidate,
@@ -134,24 +136,24 @@ def score_candidate(
         mail_lines=lines,
         threshold=threshold,
     )
-    date_evidence, late, too_early = _date_verdict(commit, candidate)
+    late, too_early = _date_vetoes(commit, candidate)
     if late and _posted_what_was_committed(commit, candidate, signals):
         late = ""
         signals = replace(signals, date_factor=signals.date_factor * LATE_FACTOR)
     exact = _score_exact(commit, candidate, signals=signals, late=late)
     if exact is not None:
-        return _with_evidence(exact, date_evidence)
+        return _with_evidence(exact, _date_evidence(commit, candidate))
     return _score_fuzzy(
+        commit,
         candidate,
         signals=signals,
-        date_evidence=date_evidence,
         veto=late or too_early or _veto(candidate, signals, commit_lines=commit_lines),
         threshold=threshold,
     )
 
 
 @dataclass(frozen=True, slots=True)
-class _Early:
+class Early:
     """The signals known before a candidate's diff is read."""
 
     author: float | None
@@ -160,23 +162,64 @@ class _Early:
     shared_files: int
     files: float
     date_factor: float
+    # Not None when the verdict is a rejection whatever the diff says (hopeless()):
+    # the most the weighted mean could reach.
+    best_total: float | None
 
 
-def _early_signals(commit: Commit, candidate: CandidateInfo) -> _Early:
+def early_signals(
+    commit: Commit, candidate: CandidateInfo, *, threshold: float = ACCEPT_THRESHOLD
+) -> Early:
     author, author_detail = author_similarity(
         commit.author, name=candidate.author_name, email=candidate.author_email
     )
     paths = commit.patch.paths
     pairs, _, _ = pair_files(paths, candidate.files)
     union = len(paths) + len(candidate.files) - len(pairs)
-    return _Early(
+    subject = subject_similarity(commit.subject_key, candidate.subject_key)
+    files = len(pairs) / union if union else 0.0
+    date_factor = _date_factor(commit, candidate)
+    return Early(
         author=author,
         author_detail=author_detail,
-        subject=subject_similarity(commit.subject_key, candidate.subject_key),
+        subject=subject,
         shared_files=len(pairs),
-        files=len(pairs) / union if union else 0.0,
-        date_factor=_date_factor(commit, candidate),
+        files=files,
+        date_factor=date_factor,
+        best_total=_best_total(
+            commit, candidate, subject, author, files, date_factor, threshold
+        ),
     )
+
+
+def _best_total(  # noqa: PLR0913
+    commit: Commit,
+    candidate: CandidateInfo,
+    subject: float,
+    author: float | None,
+    files: float,
+    date_factor: float,
+    threshold: float,
+) -> float | None:
+    """The weighted mean with an equal diff, when even that stays below `threshold`
+    and no exact key (trailer, patch-id, author date) or the no-diff rule applies."""
+    if (
+        candidate.kind != PATCH_KIND
+        or "trailer" in candidate.sources
+        or (candidate.patch_id and candidate.patch_id == commit.patch.patch_id)
+        or (candidate.date is not None and candidate.date == commit.author_date)
+        or min(subject, author or 0.0) >= NO_DIFF_MIN_SIGNAL
+        or _diff_needed(subject, author, files, date_factor, threshold) <= 1.0
+    ):
+        return None
+    weight = sum(WEIGHTS.values()) - (WEIGHTS["author"] if author is None else 0.0)
+    best = (
+        WEIGHTS["diff"]
+        + WEIGHTS["subject"] * subject
+        + WEIGHTS["files"] * files
+        + WEIGHTS["author"] * (author or 0.0)
+    )
+    return round(best / weight * date_factor, 4)
 
 
 def hopeless(
@@ -189,52 +232,27 @@ def hopeless(
     diff, and no exact key (trailer, patch-id, author date) or the no-diff rule
     could accept it, the verdict is a rejection whatever the diff says.
     """
-    return _hopeless(commit, candidate, _early_signals(commit, candidate), threshold)
+    early = early_signals(commit, candidate, threshold=threshold)
+    if early.best_total is None:
+        return None
+    return hopeless_score(commit, candidate, early, threshold=threshold)
 
 
-def _hopeless(
-    commit: Commit, candidate: CandidateInfo, early: _Early, threshold: float
-) -> Score | None:
-    if (
-        candidate.kind != PATCH_KIND
-        or "trailer" in candidate.sources
-        or (candidate.patch_id and candidate.patch_id == commit.patch.patch_id)
-        or (candidate.date is not None and candidate.date == commit.author_date)
-        or min(early.subject, early.author or 0.0) >= NO_DIFF_MIN_SIGNAL
-    ):
-        return None
-    author = early.author
-    if (
-        _diff_needed(early.subject, author, early.files, early.date_factor, threshold)
-        <= 1.0
-    ):
-        return None
-    weight = sum(WEIGHTS.values()) - (WEIGHTS["author"] if author is None else 0.0)
-    best = (
-        WEIGHTS["diff"]
-        + WEIGHTS["subject"] * early.subject
-        + WEIGHTS["files"] * early.files
-        + WEIGHTS["author"] * (author or 0.0)
-    )
-    total = round(best / weight * early.date_factor, 4)
-    date_evidence, late, too_early = _date_verdict(commit, candidate)
-    shared = f"files {early.shared_files}/{len(candidate.files)} shared"
-    evidence = [
-        Evidence("subject", f"subject {early.subject:.2f}", 0.0),
-        Evidence("author", early.author_detail, 0.0),
-        Evidence("files", shared, 0.0),
-    ]
-    if date_evidence is not None:
-        evidence.append(date_evidence)
+def hopeless_score(
+    commit: Commit, candidate: CandidateInfo, early: Early, *, threshold: float
+) -> Score:
+    """The rejection of a candidate whose early signals have a best_total."""
+    total = early.best_total or 0.0
+    late, too_early = _date_vetoes(commit, candidate)
     reason = (
         late
         or too_early
         or f"score at most {total:.2f} below {threshold:.2f}, even with an equal diff"
     )
     method = "subject" if early.subject >= STRONG_SIGNAL else "files"
-    if method == "files" and (author or 0.0) >= STRONG_SIGNAL:
+    if method == "files" and (early.author or 0.0) >= STRONG_SIGNAL:
         method = "author"
-    return Score(total, method, False, tuple(evidence), reason)
+    return Score(total, method, False, (), reason)
 
 
 def predates(commit_date: datetime, first_message: datetime) -> bool:
@@ -246,6 +264,7 @@ def predates(commit_date: datetime, first_message: datetime) -> bool:
     return commit_date + LATE_EXACT_WINDOW + LATE_SLACK < first_message
 
 
+@lru_cache(maxsize=1 << 14)
 def author_similarity(
     author: Address, *, name: str, email: str
 ) -> tuple[float | None, str]:
@@ -276,7 +295,7 @@ def normalise_name(name: str) -> str:
 
 def _measure(
     candidate: CandidateInfo,
-    early: _Early,
+    early: Early,
     *,
     commit_lines: LinesByFile,
     mail_lines: LinesByFile | None,
@@ -411,13 +430,15 @@ def _score_trailer(
 
 
 def _score_fuzzy(
+    commit: Commit,
     candidate: CandidateInfo,
     *,
     signals: _Signals,
-    date_evidence: Evidence | None,
     veto: str,
     threshold: float,
 ) -> Score:
+    """The weighted mean; evidence only for an accepted candidate (a rejection is
+    explained by its reason, and most candidates are rejections)."""
     measured = {
         "diff": signals.diff,
         "subject": signals.subject,
@@ -431,15 +452,16 @@ def _score_fuzzy(
         WEIGHTS[name] * value for name, value in measured.items() if value is not None
     )
     total = round(mean / weight_sum * signals.date_factor, 4)
-    evidence = _fuzzy_evidence(candidate, signals, weight_sum=weight_sum)
-    if date_evidence is not None:
-        evidence.append(date_evidence)
     reason = veto
     if not reason and total < threshold:
         bound = "" if signals.diff_exact else "at most "
         reason = f"score {bound}{total:.2f} below {threshold:.2f}"
+    evidence: tuple[Evidence, ...] = ()
+    if not reason:
+        found = _fuzzy_evidence(candidate, signals, weight_sum=weight_sum)
+        evidence = (*found, _date_evidence(commit, candidate))
     method = _fuzzy_method(signals)
-    return Score(total, method, not reason, tuple(evidence), reason)
+    return Score(total, method, not reason, evidence, reason)
 
 
 def _fuzzy_evidence(
@@ -523,28 +545,33 @@ def _posted_what_was_committed(
     )
 
 
-def _date_verdict(
-    commit: Commit, candidate: CandidateInfo
-) -> tuple[Evidence | None, str, str]:
-    """(evidence, late veto, early veto) for the posting date."""
+def _date_vetoes(commit: Commit, candidate: CandidateInfo) -> tuple[str, str]:
+    """(late veto, early veto) for the posting date; "" when it is in the window."""
     if candidate.date is None:
-        return Evidence("date", "posting date unknown", 0.0), "", ""
+        return "", ""
     before = commit.commit_date - candidate.date
-    if before < timedelta(0):
-        text = f"posted {_duration(-before)} after commit"
-    else:
-        text = f"posted {_duration(before)} before commit"
-    evidence = Evidence("date", text, 0.0)
-    late = f"{text} (limit {_duration(LATE_SLACK)})" if before < -LATE_SLACK else ""
+    late = ""
+    if before < -LATE_SLACK:
+        late = f"{_date_text(before)} (limit {_duration(LATE_SLACK)})"
     # A long review ends in a commit long after the posting, but the posting comes
     # after the patch was written: the window counts from the author date too.
-    written = min(commit.author_date, commit.commit_date)
-    early = (
-        f"{text} (window {_duration(EARLY_WINDOW)} before the author date)"
-        if written - candidate.date > EARLY_WINDOW
-        else ""
-    )
-    return evidence, late, early
+    early = ""
+    if min(commit.author_date, commit.commit_date) - candidate.date > EARLY_WINDOW:
+        window = _duration(EARLY_WINDOW)
+        early = f"{_date_text(before)} (window {window} before the author date)"
+    return late, early
+
+
+def _date_evidence(commit: Commit, candidate: CandidateInfo) -> Evidence:
+    if candidate.date is None:
+        return Evidence("date", "posting date unknown", 0.0)
+    return Evidence("date", _date_text(commit.commit_date - candidate.date), 0.0)
+
+
+def _date_text(before: timedelta) -> str:
+    if before < timedelta(0):
+        return f"posted {_duration(-before)} after commit"
+    return f"posted {_duration(before)} before commit"
 
 
 def _date_factor(commit: Commit, candidate: CandidateInfo) -> float:
@@ -572,9 +599,7 @@ def _certain(total: float, method: str, detail: str) -> Score:
     return Score(total, method, True, (Evidence(method, detail, total),), "")
 
 
-def _with_evidence(score: Score, extra: Evidence | None) -> Score:
-    if extra is None:
-        return score
+def _with_evidence(score: Score, extra: Evidence) -> Score:
     return Score(
         score.total,
         score.method,
