@@ -191,6 +191,8 @@ class _Job:
 _WORKER: tuple[Matcher, Repo, _Job] | None = None
 # Commits per worker task: each task is one `git log --stdin` run in the worker.
 TASK = 100
+# A task's results are held until it ends: this bounds their memory.
+MAX_TASK = 1000
 # A task: (sha, whether it predates the archive, so only its metadata is read).
 Task = list[tuple[str, bool]]
 
@@ -230,9 +232,24 @@ def _worker_match(task: Task) -> list[LinkResult]:
     return [results[sha] for sha, _ in task if sha in results]
 
 
-def _tasks(todo: Sequence[tuple[str, bool]], size: int) -> Iterator[Task]:
-    for start in range(0, len(todo), size):
+def _tasks(
+    todo: Sequence[tuple[str, bool]],
+    *,
+    jobs: int,
+    smallest: int = TASK,
+    largest: int = MAX_TASK,
+) -> Iterator[Task]:
+    """Tasks that shrink as the work runs out (guided self-scheduling).
+
+    Large first tasks mean few git processes and neighbouring commits in one
+    worker (whose caches then serve them all); small last ones keep every worker
+    busy to the end.
+    """
+    start = 0
+    while start < len(todo):
+        size = min(largest, max(smallest, (len(todo) - start) // (2 * jobs)))
         yield list(todo[start : start + size])
+        start += size
 
 
 def _results(
@@ -242,12 +259,12 @@ def _results(
     diff parsing are spread over the cores too."""
     if jobs <= 1:
         _worker_start(job)
-        for task in _tasks(todo, TASK):
+        for task in _tasks(todo, jobs=1, smallest=MAX_TASK):
             yield from _worker_match(task)
         return
     context = multiprocessing.get_context("fork")
     with context.Pool(jobs, initializer=_worker_start, initargs=(job,)) as pool:
-        for results in pool.imap(_worker_match, _tasks(todo, TASK)):
+        for results in pool.imap(_worker_match, _tasks(todo, jobs=jobs)):
             yield from results
 
 
