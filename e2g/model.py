@@ -113,10 +113,11 @@ class Patch:
     added: int
     removed: int
     patch_id: str | None  # equal to `git patch-id --stable` of the same diff
+    # The files' paths, kept: the matcher asks for them once per candidate.
+    paths: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return tuple(change.path for change in self.files)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(change.path for change in self.files))
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from e2g.config import Settings
 from e2g.errors import EmptyStore, UsageError
 from e2g.index.link_writer import LinkWriter
 from e2g.index.store import Store
+from e2g.ingest import processes
 from e2g.ingest.gitrepo import Repo
 from e2g.ingest.patch import LinesByFile, diff_lines
 from e2g.ingest.trailers import linked_message_ids
@@ -262,7 +263,7 @@ def _results(
         for task in _tasks(todo, jobs=1, smallest=MAX_TASK):
             yield from _worker_match(task)
         return
-    context = multiprocessing.get_context("fork")
+    context = processes.context()
     with context.Pool(jobs, initializer=_worker_start, initargs=(job,)) as pool:
         for results in pool.imap(_worker_match, _tasks(todo, jobs=jobs)):
             yield from results

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from e2g.index.fulltext import Fulltext, FulltextWriter, IndexDoc
 from e2g.index.store import Store, StoredMessage
+from e2g.ingest import processes
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class IndexProcess:
     def __init__(
         self, store_path: Path, index_dir: Path, *, bodies: bool, upto: int
     ) -> None:
-        context = multiprocessing.get_context("fork")
+        context = processes.context()
         self._queue: multiprocessing.Queue[tuple[list[int], list[str]] | None] = (
             context.Queue()
         )

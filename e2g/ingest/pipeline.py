@@ -29,6 +29,7 @@ from e2g.errors import Interrupted
 from e2g.index.fulltext import rebuild
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
+from e2g.ingest import processes
 from e2g.ingest.archives import Source, detect_sources, read_source
 from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.ingest.message import parse_message
@@ -210,7 +211,7 @@ class _ParsePool:
         self._now = now
         self._pool: Pool | None = None
         if workers > 1:
-            self._pool = multiprocessing.get_context("fork").Pool(
+            self._pool = processes.context().Pool(
                 workers, initializer=_ignore_interrupts
             )
         self._depth = max(2, workers * 2)
