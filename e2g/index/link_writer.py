@@ -47,8 +47,7 @@ class LinkWriter:
     def write(self, results: Sequence[LinkResult], *, max_seq: int) -> None:
         try:
             self.connection.execute("BEGIN IMMEDIATE")
-            for result in results:
-                self._write_one(result, max_seq)
+            self._write_batch(results, max_seq)
             self.connection.execute("COMMIT")
         except sqlite3.DatabaseError as err:
             if self.connection.in_transaction:
@@ -59,37 +58,23 @@ class LinkWriter:
                 self.connection.execute("ROLLBACK")
             raise
 
-    def _write_one(self, result: LinkResult, max_seq: int) -> None:
-        commit = result.commit
-        applied = next((p for p in result.postings if p.applied), None)
-        self.connection.execute(
+    def _write_batch(self, results: Sequence[LinkResult], max_seq: int) -> None:
+        """Three statements for the whole batch: old links out, commits and links in."""
+        self.connection.executemany(
             "DELETE FROM links WHERE repo = ? AND commit_sha = ?",
-            (self.repo, commit.sha),
+            [(self.repo, result.commit.sha) for result in results],
         )
-        self.connection.execute(
+        self.connection.executemany(
             "INSERT OR REPLACE INTO commits(repo, sha, subject, author_name, author_email, author_date, "
             "commit_date, files, status, method, score, matched_at_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.repo,
-                commit.sha,
-                commit.subject,
-                commit.author.name,
-                commit.author.email,
-                int(commit.author_date.timestamp()),
-                int(commit.commit_date.timestamp()),
-                "\n".join(commit.files),
-                result.status,
-                applied.method if applied else None,
-                applied.score if applied else None,
-                max_seq,
-            ),
+            [self._commit_row(result, max_seq) for result in results],
         )
         self.connection.executemany(
             "INSERT OR REPLACE INTO links(commit_sha, repo, message_id, method, score, applied, evidence) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 (
-                    commit.sha,
+                    result.commit.sha,
                     self.repo,
                     posting.message_id,
                     posting.method,
@@ -97,6 +82,25 @@ class LinkWriter:
                     int(posting.applied),
                     json.dumps([[e.signal, e.detail] for e in posting.evidence]),
                 )
+                for result in results
                 for posting in result.postings
             ],
+        )
+
+    def _commit_row(self, result: LinkResult, max_seq: int) -> tuple[object, ...]:
+        commit = result.commit
+        applied = next((p for p in result.postings if p.applied), None)
+        return (
+            self.repo,
+            commit.sha,
+            commit.subject,
+            commit.author.name,
+            commit.author.email,
+            int(commit.author_date.timestamp()),
+            int(commit.commit_date.timestamp()),
+            "\n".join(commit.files),
+            result.status,
+            applied.method if applied else None,
+            applied.score if applied else None,
+            max_seq,
         )
