@@ -650,15 +650,16 @@ def _read_hunks(lines: list[str], index: int, record: _FileRecord) -> tuple[int,
 def _read_hunk_body(
     lines: list[str], index: int, old: int, new: int, record: _FileRecord
 ) -> tuple[int, bool]:
-    while (old > 0 or new > 0) and index < len(lines):
+    added, removed, end = record.added.append, record.removed.append, len(lines)
+    while (old > 0 or new > 0) and index < end:
         line = lines[index]
         marker = line[:1]
         if marker == "+":
             new -= 1
-            record.added.append(line[1:])
+            added(line[1:])
         elif marker == "-":
             old -= 1
-            record.removed.append(line[1:])
+            removed(line[1:])
         elif marker == " " or not line:
             # A blank line is a context line whose space a mailer stripped.
             old -= 1
@@ -807,12 +808,13 @@ def diff_lines(diff: str) -> LinesByFile:
 
 def _collect_lines(changes: LinesByFile, path: str, record: _FileRecord) -> None:
     added, removed = changes.setdefault(path, ([], []))
-    added.extend(
-        collapsed for line in record.added if (collapsed := " ".join(line.split()))
-    )
-    removed.extend(
-        collapsed for line in record.removed if (collapsed := " ".join(line.split()))
-    )
+    added.extend(filter(None, map(_collapse, record.added)))
+    removed.extend(filter(None, map(_collapse, record.removed)))
+
+
+def _collapse(line: str) -> str:
+    """Runs of whitespace as one space, none at the ends."""
+    return " ".join(line.split())
 
 
 def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:

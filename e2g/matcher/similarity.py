@@ -195,9 +195,8 @@ class _Side:
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines  # keeps the list alive while its id() is a cache key
         self._count: Counter[str] | None = None
-        self.weight = sum(
-            1.0 if is_informative(line) else TRIVIAL_WEIGHT for line in lines
-        )
+        informative = sum(map(is_informative, lines))
+        self.weight = informative + TRIVIAL_WEIGHT * (len(lines) - informative)
 
     @property
     def count(self) -> Counter[str]:
