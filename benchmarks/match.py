@@ -5,7 +5,8 @@
 The floor is `git log -p --no-merges | git patch-id --stable` over the same range: git
 has to produce every diff anyway. The store is copied to a temporary data dir first,
 so the benchmark neither changes it nor profits from links stored by an earlier run.
-Prints commits/s of both, their ratio, `e2g link` latency and peak RSS.
+Prints commits/s of both (medians of --repeat alternating runs: wall times on a
+shared machine move), their ratio, `e2g link` latency and peak RSS.
 """
 
 from __future__ import annotations
@@ -99,32 +100,54 @@ def link_latency(
     return times
 
 
+def fresh_store(source: Path, target: Path) -> Path:
+    """A copy of the store (and index) in `target`: each run starts with no links."""
+    target.mkdir()
+    for name in ("store.sqlite3", "store.sqlite3-wal"):
+        if (source / name).exists():
+            shutil.copy2(source / name, target / name)
+    if (source / "fulltext").exists():
+        shutil.copytree(source / "fulltext", target / "fulltext")
+    return target
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of each, alternating; medians are reported (default 3)",
+    )
     parser.add_argument("revs", nargs="*")
     args = parser.parse_args()
+    floors: list[float] = []
+    runs: list[float] = []
+    peak = 0
+    counts: dict[str, object] = {}
+    floor_commits = 0
     with tempfile.TemporaryDirectory(prefix="e2g-match-bench-") as scratch:
-        data = Path(scratch) / "data"
-        data.mkdir()
-        for name in ("store.sqlite3", "store.sqlite3-wal"):
-            if (args.data_dir / name).exists():
-                shutil.copy2(args.data_dir / name, data / name)
-        if (args.data_dir / "fulltext").exists():
-            shutil.copytree(args.data_dir / "fulltext", data / "fulltext")
-        floor_commits, floor_time = floor_seconds(args.repo, args.revs)
-        counts, seconds, rss = run_match(data, args.repo, args.revs, args.jobs)
+        for attempt in range(max(1, args.repeat)):
+            floor_commits, floor_time = floor_seconds(args.repo, args.revs)
+            floors.append(floor_time)
+            data = fresh_store(args.data_dir, Path(scratch) / f"data{attempt}")
+            counts, seconds, rss = run_match(data, args.repo, args.revs, args.jobs)
+            runs.append(seconds)
+            peak = max(peak, rss)
         latency = link_latency(data, args.repo, args.revs)
+    floor_time, seconds = statistics.median(floors), statistics.median(runs)
     floor_rate = floor_commits / floor_time if floor_time else 0.0
     rate = int(counts["commits"]) / seconds if seconds else 0.0  # type: ignore[call-overload]
+    spread = f"(median of {len(runs)}; runs {min(runs):.2f}..{max(runs):.2f} s)"
     print(
         f"git log -p | git patch-id --stable: {floor_commits} commits in {floor_time:.2f} s = {floor_rate:,.0f} commits/s"
     )
     print(
         f"e2g match -j {args.jobs} (trailers ignored): {counts['commits']} commits ({counts['matched']} matched) "
-        f"in {seconds:.2f} s = {rate:,.0f} commits/s; peak RSS {rss / 1024:.0f} MiB"
+        f"in {seconds:.2f} s = {rate:,.0f} commits/s {spread}; peak RSS {peak / 1024:.0f} MiB"
     )
     print(
         f"ratio floor/e2g: {floor_rate / rate:.1f}x slower than the floor"
