@@ -263,6 +263,18 @@ class CommitInfo:
     files: tuple[str, ...]
 
 
+def commit_info(commit: Commit) -> CommitInfo:
+    """What is shown of `commit` next to its postings."""
+    return CommitInfo(
+        sha=commit.sha,
+        subject=commit.subject,
+        author=commit.author,
+        author_date=commit.author_date,
+        commit_date=commit.commit_date,
+        files=commit.patch.paths,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class LinkResult:
     """The answer to `e2g link REV`: every posting of the commit, or an explicit no match."""

@@ -27,7 +27,7 @@ from e2g.ingest.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.scoring import predates
-from e2g.model import Commit, CommitInfo, LinkResult
+from e2g.model import Commit, CommitInfo, LinkResult, commit_info
 
 BATCH = 200
 
@@ -221,14 +221,7 @@ def _worker_match(task: Task) -> list[LinkResult]:
     }
     early = [sha for sha, early in task if early]
     for commit in repository.commits(early, diffs=False):
-        info = CommitInfo(
-            sha=commit.sha,
-            subject=commit.subject,
-            author=commit.author,
-            author_date=commit.author_date,
-            commit_date=commit.commit_date,
-            files=commit.patch.paths,
-        )
+        info = commit_info(commit)
         results[commit.sha] = LinkResult(info, (), (), outside_text(info, job.span))
     return [results[sha] for sha, _ in task if sha in results]
 

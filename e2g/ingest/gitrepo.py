@@ -60,40 +60,31 @@ _PINNED_CONFIG = (
     "log.showSignature=false",
     "i18n.logOutputEncoding=UTF-8",
 )
-_LOG_OPTIONS = (
+# Read the shas from stdin, each once, in the order given, as UTF-8, without notes.
+_READ_OPTIONS = (
     "--no-walk=unsorted",
     "--stdin",
     "--root",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--encoding=UTF-8",
+    "--no-notes",
+    f"--format={_FORMAT}",
+)
+_LOG_OPTIONS = (
+    *_READ_OPTIONS,
     "-p",
     "--full-index",
     "-M",
     "-U3",
     "--diff-algorithm=myers",
     "--inter-hunk-context=0",
-    "--no-color",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--no-relative",
-    "--encoding=UTF-8",
-    "--no-notes",
-    f"--format={_FORMAT}",
 )
 # Without diffs: per file "added<TAB>removed<TAB>path" ("-" counts for binary).
 # (-U and --inter-hunk-context would turn on -p again.)
-_NUMSTAT_OPTIONS = (
-    "--no-walk=unsorted",
-    "--stdin",
-    "--root",
-    "--numstat",
-    "--no-renames",
-    "--no-color",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--no-relative",
-    "--encoding=UTF-8",
-    "--no-notes",
-    f"--format={_FORMAT}",
-)
+_NUMSTAT_OPTIONS = (*_READ_OPTIONS, "--numstat", "--no-renames")
 _HEX = re.compile(r"[0-9a-fA-F]{4,64}")
 _EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
 

@@ -34,7 +34,13 @@ from e2g.matcher.scoring import (
     score_candidate,
 )
 from e2g.matcher.similarity import diff_similarity, pair_files
-from e2g.model import CommitInfo, Evidence, LinkResult, Posting, Rejected
+from e2g.model import (
+    Evidence,
+    LinkResult,
+    Posting,
+    Rejected,
+    commit_info,
+)
 
 METHOD_RANK = {
     "trailer": 0,
@@ -127,7 +133,7 @@ class Matcher:
             (v for v in verdicts if v.score.accepted),
             key=lambda verdict: _rank(verdict, written),
         )
-        info = commit_info(request)
+        info = commit_info(request.commit)
         if not accepted:
             return LinkResult(info, (), _rejected(verdicts))
         return LinkResult(
@@ -278,16 +284,4 @@ def _rejected(verdicts: Sequence[Verdict]) -> tuple[Rejected, ...]:
             v.score.reason,
         )
         for v in rejected[:MAX_REJECTED]
-    )
-
-
-def commit_info(request: MatchRequest) -> CommitInfo:
-    commit = request.commit
-    return CommitInfo(
-        sha=commit.sha,
-        subject=commit.subject,
-        author=commit.author,
-        author_date=commit.author_date,
-        commit_date=commit.commit_date,
-        files=commit.patch.paths,
     )

@@ -10,11 +10,15 @@ left over after the exact match.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Generic, TypeVar
 
 from rapidfuzz import fuzz
+
+_Source = TypeVar("_Source")
+_Made = TypeVar("_Made")
 
 # Per normalised path: (added lines, removed lines), whitespace-collapsed, as
 # e2g.ingest.patch.diff_lines returns them.
@@ -193,7 +197,7 @@ class _Side:
     __slots__ = ("_count", "lines", "weight")
 
     def __init__(self, lines: Sequence[str]) -> None:
-        self.lines = lines  # keeps the list alive while its id() is a cache key
+        self.lines = lines
         self._count: Counter[str] | None = None
         informative = sum(map(is_informative, lines))
         self.weight = informative + TRIVIAL_WEIGHT * (len(lines) - informative)
@@ -205,41 +209,41 @@ class _Side:
         return self._count
 
 
-# The commit's lines are compared with every candidate, and a candidate's with many
-# commits: prepare each list once. Keyed by id(), holding the list so ids stay unique.
-_SIDES: dict[int, _Side] = {}
-MAX_SIDES = 50_000
+class _Prepared(Generic[_Source, _Made]):
+    """What `make` prepares from an object, once per object, by identity.
+
+    The commit's lines are compared with every candidate, and a candidate's with many
+    commits. Keyed by id(); each entry holds its source object, so an id is never
+    reused while its entry lives. Bounded: cleared when full.
+    """
+
+    def __init__(self, make: Callable[[_Source], _Made], limit: int = 50_000) -> None:
+        self._make = make
+        self._limit = limit
+        self._entries: dict[int, tuple[_Source, _Made]] = {}
+
+    def __call__(self, source: _Source) -> _Made:
+        entry = self._entries.get(id(source))
+        if entry is None or entry[0] is not source:
+            if len(self._entries) >= self._limit:
+                self._entries.clear()
+            entry = self._entries[id(source)] = (source, self._make(source))
+        return entry[1]
 
 
-def _side(lines: Sequence[str]) -> _Side:
-    side = _SIDES.get(id(lines))
-    if side is None or side.lines is not lines:
-        if len(_SIDES) >= MAX_SIDES:
-            _SIDES.clear()
-        side = _SIDES[id(lines)] = _Side(lines)
-    return side
+_side: _Prepared[Sequence[str], _Side] = _Prepared(_Side)
 
 
 class _Totals:
-    __slots__ = ("lines", "weight", "count")
+    __slots__ = ("count", "weight")
 
     def __init__(self, lines: LinesByFile) -> None:
-        self.lines = lines  # keeps the mapping alive while its id() is a cache key
         sides = [_side(side) for pair in lines.values() for side in pair]
         self.weight = sum(side.weight for side in sides)
         self.count = sum(len(side.lines) for side in sides)
 
 
-_TOTALS: dict[int, _Totals] = {}
-
-
-def _totals(lines: LinesByFile) -> _Totals:
-    totals = _TOTALS.get(id(lines))
-    if totals is None or totals.lines is not lines:
-        if len(_TOTALS) >= MAX_SIDES:
-            _TOTALS.clear()
-        totals = _TOTALS[id(lines)] = _Totals(lines)
-    return totals
+_totals: _Prepared[LinesByFile, _Totals] = _Prepared(_Totals)
 
 
 def line_count(lines: LinesByFile) -> int:
