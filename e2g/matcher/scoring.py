@@ -324,11 +324,17 @@ def _measure(
         diff = overlap.similarity
         diff_exact = overlap.exact
         # A maintainer who added tests (or dropped a hunk) leaves one diff inside the
-        # other: credit that, but only with the same subject or author behind it.
+        # other: credit that, but only with the same subject or author behind it, and
+        # a diff of a line or two (which any patch to the file may contain) only with
+        # both the same subject and the same author.
+        both = min(subject, author or 0.0) >= STRONG_SIGNAL
         if (
             overlap.containment >= MIN_CONTAINMENT
-            and overlap.smaller_lines >= MIN_CONTAINED_LINES
             and strong
+            and (
+                overlap.smaller_lines >= MIN_CONTAINED_LINES
+                or (both and overlap.smaller_lines >= 1.0)
+            )
         ):
             diff = max(diff, CONTAINED_CREDIT * overlap.containment)
     return _Signals(

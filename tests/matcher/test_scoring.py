@@ -424,3 +424,36 @@ def test_a_long_review_is_inside_the_window_counted_from_the_author_date() -> No
     rejected = score(commit=commit, candidate=older)
     assert not rejected.accepted
     assert "before the author date" in rejected.reason
+
+
+def test_a_tiny_posted_diff_inside_the_commit_needs_subject_and_author() -> None:
+    """The author posted a one-line fix, then committed it with the man page updated."""
+    fix = {"lib.c": (["Wuniversal_initializer = 0;"], ["Wuniversal_initializer = 1;"])}
+    docs = {
+        "sparse.1": (
+            [f".B \\-Wuniversal\\-initializer line {n}" for n in range(6)],
+            [f"old text {n}" for n in range(4)],
+        )
+    }
+    commit = make_commit(
+        patch=Patch(
+            diff="(not read by scoring)",
+            files=(
+                FileChange("lib.c", None, added=1, removed=1),
+                FileChange("sparse.1", None, added=6, removed=4),
+            ),
+            added=7,
+            removed=5,
+            patch_id=None,
+        )
+    )
+    posted = make_candidate(files=("lib.c",), patch_id=None)
+
+    def verdict(candidate: CandidateInfo):
+        return score_candidate(
+            commit, candidate, commit_lines={**fix, **docs}, mail_lines=fix
+        )
+
+    assert verdict(posted).accepted, verdict(posted).reason
+    other_author = replace(posted, author_email="x@example.org", author_name="X Y")
+    assert not verdict(other_author).accepted
