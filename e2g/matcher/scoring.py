@@ -247,7 +247,7 @@ def hopeless_score(
     reason = (
         late
         or too_early
-        or f"score at most {total:.2f} below {threshold:.2f}, even with an equal diff"
+        or f"score at most {_below(total, threshold)}, even with an equal diff"
     )
     method = "subject" if early.subject >= STRONG_SIGNAL else "files"
     if method == "files" and (early.author or 0.0) >= STRONG_SIGNAL:
@@ -461,7 +461,7 @@ def _score_fuzzy(
     reason = veto
     if not reason and total < threshold:
         bound = "" if signals.diff_exact else "at most "
-        reason = f"score {bound}{total:.2f} below {threshold:.2f}"
+        reason = f"score {bound}{_below(total, threshold)}"
     evidence: tuple[Evidence, ...] = ()
     if not reason:
         found = _fuzzy_evidence(candidate, signals, weight_sum=weight_sum)
@@ -613,6 +613,14 @@ def _with_evidence(score: Score, extra: Evidence) -> Score:
         (*score.evidence, extra),
         score.reason,
     )
+
+
+def _below(total: float, threshold: float) -> str:
+    """ "0.59 below 0.60", with the digits it takes not to print 0.5996 as 0.60."""
+    digits = 2
+    while digits < 4 and round(total, digits) >= threshold:
+        digits += 1
+    return f"{total:.{digits}f} below {threshold:.2f}"
 
 
 def _diff_text(signals: _Signals) -> str:

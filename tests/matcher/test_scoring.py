@@ -457,3 +457,10 @@ def test_a_tiny_posted_diff_inside_the_commit_needs_subject_and_author() -> None
     assert verdict(posted).accepted, verdict(posted).reason
     other_author = replace(posted, author_email="x@example.org", author_name="X Y")
     assert not verdict(other_author).accepted
+
+
+def test_a_score_just_below_the_threshold_is_not_printed_as_the_threshold() -> None:
+    from e2g.matcher.scoring import _below
+
+    assert _below(0.5996, 0.60) == "0.5996 below 0.60"
+    assert _below(0.5929, 0.60) == "0.59 below 0.60"
