@@ -27,6 +27,7 @@ from e2g.ingest.patch import (
     LinesByFile,
     compute_patch_id,
     diff_lines,
+    git_diff_patch_id,
     parse_diff,
     parse_diff_with_lines,
     unquote_path,
@@ -546,7 +547,7 @@ def _build_patch(buffer: _DiffBuffer) -> tuple[Patch, LinesByFile | None]:
     except UnicodeDecodeError:
         return _non_utf8_patch(data, buffer.overflow), None
     if buffer.overflow is None:
-        patch, lines = parse_diff_with_lines(text)
+        patch, lines = parse_diff_with_lines(text, patch_id=git_diff_patch_id(data))
         return patch or _EMPTY_PATCH, lines
     return _truncated_patch(text, buffer.overflow), None
 

@@ -19,7 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from e2g.ingest.patch import compute_patch_id, find_patch, parse_diff, split_body
+from e2g.ingest.patch import (
+    compute_patch_id,
+    find_patch,
+    git_diff_patch_id,
+    parse_diff,
+    split_body,
+)
 from e2g.model import FileStatus
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -339,3 +345,40 @@ def test_commit_files_and_counts(repo):
     assert sum(text_counts) == sum(
         patch.added + patch.removed for patch in patches if patch
     )
+
+
+def _diff_bytes(entry: str) -> bytes:
+    diff = entry[entry.index("diff --git ") :]
+    return diff.encode("utf-8", "surrogateescape")
+
+
+def test_git_diff_shortcut_equals_git_or_declines(repo):
+    log = git(repo, "log", "-p", "--full-index", "-M", "--format=commit %H%n%n%B")
+    expected = git_ids_of(git(repo, "patch-id", "--stable", data=log))
+    answered = 0
+    for sha, text in commit_diffs(log).items():
+        found = git_diff_patch_id(_diff_bytes(text))
+        if found is not None:
+            answered += 1
+            assert found == expected[sha], sha
+        else:
+            assert "Binary files " in text  # the only shape it leaves to the reader
+    assert answered == 5
+
+
+def test_git_diff_shortcut_carries_a_header_only_file_into_the_next(tmp_path):
+    """git ends a file's hash only after hunks: a pure rename or mode change is hashed
+    together with the file after it."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.txt").write_text("".join(f"a {n}\n" for n in range(30)))
+    (tmp_path / "z.sh").write_text("echo z\n")
+    commit(tmp_path, 1, "initial")
+    (tmp_path / "a.txt").rename(tmp_path / "b.txt")
+    (tmp_path / "z.sh").chmod(0o755)
+    (tmp_path / "m.txt").write_text("new\n")
+    commit(tmp_path, 2, "rename, mode change, new file")
+    log = git(tmp_path, "log", "-p", "--full-index", "-M", "--format=commit %H%n%n%B")
+    expected = git_ids_of(git(tmp_path, "patch-id", "--stable", data=log))
+    for sha, text in commit_diffs(log).items():
+        assert git_diff_patch_id(_diff_bytes(text)) == expected[sha]
+        assert compute_patch_id(text) == expected[sha]
