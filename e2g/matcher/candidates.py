@@ -45,6 +45,8 @@ class Pool:
 
     messages: dict[str, StoredMessage] = field(default_factory=dict)
     sources: dict[str, set[str]] = field(default_factory=dict)
+    # What an earlier stage fetched for a later one, by that stage's source name.
+    later: dict[str, list[StoredMessage]] = field(default_factory=dict)
 
     def add(self, found: Sequence[StoredMessage], source: str) -> None:
         for message in found:
@@ -92,14 +94,21 @@ def exact_candidates(
     if request.linked_ids:
         _trailer_candidates(store, request.linked_ids, pool)
     # One query for both keys (SQLite answers an OR of two indexed columns from both
-    # indexes); most commits find nothing, so the query count is the cost.
+    # indexes) and for stage 2's subject key: most commits find little or nothing,
+    # so the number of queries is the cost.
     stamp = _epoch(commit.author_date)
     patch_id = commit.patch.patch_id or ""
-    found = store.select(
-        "(patch_id = ? OR date = ?) AND kind = 'patch'",
-        (patch_id, stamp, patch_id),
-        suffix="ORDER BY patch_id IS ? DESC, seq LIMIT 100",
+    found, same_subject = store.select_parts(
+        [
+            (
+                "(patch_id = ? OR date = ?) AND kind = 'patch'",
+                (patch_id, stamp, patch_id),
+                "ORDER BY patch_id IS ? DESC, seq LIMIT 100",
+            ),
+            _subject_query(commit),
+        ]
     )
+    pool.later["subject"] = same_subject
     if commit.patch.patch_id:
         pool.add(
             [m for m in found if m.patch_id == commit.patch.patch_id][:PATCH_ID_LIMIT],
@@ -117,16 +126,20 @@ def subject_candidates(
     store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
 ) -> None:
     """Stage 2: patches whose subject key equals the commit's summary."""
-    commit = request.commit
-    if commit.subject_key:
-        pool.add(
-            store.select(
-                "subject_key = ? AND kind = 'patch'",
-                (commit.subject_key, _epoch(commit.commit_date)),
-                suffix=f"ORDER BY abs(date - ?) LIMIT {SUBJECT_LIMIT}",
-            ),
-            "subject",
-        )
+    found = pool.later.pop("subject", None)
+    if found is None:
+        where, parameters, suffix = _subject_query(request.commit)
+        found = store.select(where, parameters, suffix=suffix)
+    pool.add(found, "subject")
+
+
+def _subject_query(commit: Commit) -> tuple[str, tuple[object, ...], str]:
+    # An empty key (a summary of tags alone) matches nothing: "" is no subject.
+    return (
+        "subject_key = ? AND subject_key != '' AND kind = 'patch'",
+        (commit.subject_key, _epoch(commit.commit_date)),
+        f"ORDER BY abs(date - ?) LIMIT {SUBJECT_LIMIT}",
+    )
 
 
 def map_candidates(
