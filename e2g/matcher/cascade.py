@@ -23,7 +23,14 @@ from e2g.matcher.candidates import (
     Pool,
     candidate_info,
 )
-from e2g.matcher.postings import UrlFor, Verdict, covers, family, to_posting
+from e2g.matcher.postings import (
+    ThreadCache,
+    UrlFor,
+    Verdict,
+    covers,
+    family,
+    to_posting,
+)
 from e2g.matcher.scoring import (
     ACCEPT_THRESHOLD,
     CandidateInfo,
@@ -66,6 +73,7 @@ class Matcher:
     def __init__(self, store: Store, *, lines_of: LinesOf, url_for: UrlFor) -> None:
         self.store = store
         self._messages = MessageCache(store)
+        self._threads = ThreadCache(store)
         self._lines_of = lines_of
         self._url_for = url_for
         self._lines_cache: dict[int, LinesByFile | None] = {}
@@ -216,6 +224,7 @@ class Matcher:
                 url_for=self._url_for,
                 evidence=evidence,
                 exclude=exclude,
+                threads=self._threads,
             )
             for message, method, total, evidence in chosen.values()
         ]
@@ -230,6 +239,7 @@ class Matcher:
                         applied=False,
                         url_for=self._url_for,
                         exclude=exclude,
+                        threads=self._threads,
                     )
                 )
         return sorted(postings, key=_posting_order)

@@ -68,14 +68,42 @@ def _author_name(message: StoredMessage) -> str:
     return message.patch_author_name or message.author_name
 
 
+ThreadLinks = list[tuple[int, str, str | None, str, str]]
+
+
+class ThreadCache:
+    """Store.thread_links() by thread root, for one matcher: a series' patches and
+    its cover letter share one thread, and a commit's postings are often all in it."""
+
+    def __init__(self, store: Store, *, limit: int = 2000) -> None:
+        self.store = store
+        self.limit = limit
+        self._links: dict[str, ThreadLinks] = {}
+
+    def links(self, root: str) -> ThreadLinks:
+        found = self._links.get(root)
+        if found is None:
+            if len(self._links) >= self.limit:
+                self._links.clear()
+            found = self._links[root] = self.store.thread_links(root, limit=MAX_THREAD)
+        return found
+
+
 def thread_facts(
-    store: Store, message: StoredMessage, *, exclude: set[str]
+    store: Store,
+    message: StoredMessage,
+    *,
+    exclude: set[str],
+    threads: ThreadCache | None = None,
 ) -> ThreadFacts:
     """Replies below `message` (iteratively, never recursing on mail data)."""
+    links = (
+        threads.links(message.thread_root)
+        if threads is not None
+        else store.thread_links(message.thread_root, limit=MAX_THREAD)
+    )
     children: dict[str, list[tuple[int, str, str, str]]] = {}
-    for seq, message_id, parent, name, email in store.thread_links(
-        message.thread_root, limit=MAX_THREAD
-    ):
+    for seq, message_id, parent, name, email in links:
         if parent:
             children.setdefault(parent, []).append((seq, message_id, name, email))
     queue = deque(children.get(message.message_id, []))
@@ -112,8 +140,9 @@ def to_posting(  # noqa: PLR0913 - all keyword-only
     url_for: UrlFor,
     evidence: tuple[Evidence, ...] = (),
     exclude: set[str] | None = None,
+    threads: ThreadCache | None = None,
 ) -> Posting:
-    facts = thread_facts(store, message, exclude=exclude or set())
+    facts = thread_facts(store, message, exclude=exclude or set(), threads=threads)
     first_list = message.lists[0] if message.lists else message.list_id
     return Posting(
         message_id=message.message_id,
