@@ -40,7 +40,7 @@ from e2g.matcher.scoring import (
     hopeless_score,
     score_candidate,
 )
-from e2g.matcher.similarity import diff_similarity, pair_files
+from e2g.matcher.similarity import diff_similarity
 from e2g.model import (
     Evidence,
     LinkResult,
@@ -98,13 +98,13 @@ class Matcher:
         hopeless: list[tuple[float, int, StoredMessage, CandidateInfo, Early]] = []
         for order, (message_id, message) in enumerate(pool.messages.items()):
             sources = pool.sources[message_id]
-            if _disjoint(paths, message, sources):
+            info = candidate_info(message, sources)
+            early = early_signals(commit, info)
+            if not early.shared_files and _disjoint(paths, message, sources):
                 # No file in common and no trailer naming it: the diff similarity is 0
                 # and scoring would veto it; skip decompressing and comparing the diff.
                 verdicts.append(Verdict(message, _NO_COMMON_FILE))
                 continue
-            info = candidate_info(message, sources)
-            early = early_signals(commit, info)
             if early.best_total is not None:
                 hopeless.append((early.best_total, -order, message, info, early))
                 continue
@@ -249,10 +249,11 @@ _NO_COMMON_FILE = Score(0.0, "files", False, (), "no file in common with the com
 
 
 def _disjoint(paths: Sequence[str], message: StoredMessage, sources: set[str]) -> bool:
-    if "trailer" in sources or "patch-id" in sources or not paths or not message.files:
-        return False
-    pairs, _, _ = pair_files(paths, message.files)
-    return not pairs
+    """For a candidate sharing no file: whether that alone decides (no trailer or
+    patch-id vouches for it, and both sides do list files)."""
+    return not (
+        "trailer" in sources or "patch-id" in sources or not paths or not message.files
+    )
 
 
 def _rank(
