@@ -859,21 +859,13 @@ def diff_lines(diff: str) -> LinesByFile:
 
 def _collect_lines(changes: LinesByFile, path: str, record: _FileRecord) -> None:
     added, removed = changes.setdefault(path, ([], []))
-    added.extend(collapse_lines(record.added))
-    removed.extend(collapse_lines(record.removed))
+    added.extend(filter(None, map(_collapse, record.added)))
+    removed.extend(filter(None, map(_collapse, record.removed)))
 
 
-_SPACE_RUN = re.compile(r"[^\S\n]+")
-_LINE_EDGE_SPACE = re.compile(r"^ | $", re.MULTILINE)
-
-
-def collapse_lines(lines: Sequence[str]) -> list[str]:
-    """Each line's runs of whitespace as one space, none at its ends; lines left
-    empty are dropped. (`" ".join(line.split())` per line, a whole list at a time.)"""
-    if not lines:
-        return []
-    text = _LINE_EDGE_SPACE.sub("", _SPACE_RUN.sub(" ", "\n".join(lines)))
-    return list(filter(None, text.split("\n")))
+def _collapse(line: str) -> str:
+    """Runs of whitespace as one space, none at the ends."""
+    return " ".join(line.split())
 
 
 def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:

@@ -690,35 +690,3 @@ def test_split_body_finds_exactly_the_diff(files):
     )
     assert found == diff
     assert commentary == "Subject words\n\nSigned-off-by: X <x@y>"
-
-
-@given(
-    st.lists(
-        st.text(
-            alphabet=st.sampled_from(
-                [
-                    "a",
-                    "b",
-                    " ",
-                    "\t",
-                    "\r",
-                    "\x0b",
-                    "\x0c",
-                    "\x1c",
-                    "\xa0",
-                    "\u2028",
-                    "\x85",
-                    "é",
-                ]
-            ),
-            max_size=12,
-        ),
-        max_size=8,
-    )
-)
-def test_collapse_lines_is_split_and_join_per_line(lines: list[str]) -> None:
-    from e2g.ingest.patch import collapse_lines
-
-    assert collapse_lines(lines) == [
-        c for line in lines if (c := " ".join(line.split()))
-    ]
