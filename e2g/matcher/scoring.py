@@ -28,7 +28,7 @@ from functools import lru_cache
 from e2g.matcher.similarity import (
     LinesByFile,
     diff_overlap,
-    is_informative,
+    informative_count,
     line_count,
     pair_files,
     subject_similarity,
@@ -521,7 +521,7 @@ def _veto(
         return ""
     if signals.diff < MIN_DIFF_AGREEMENT:
         return f"diff {_diff_text(signals)} disagrees"
-    small = _informative_count(commit_lines) < SMALL_DIFF_LINES
+    small = informative_count(commit_lines) < SMALL_DIFF_LINES
     if small and signals.subject < 0.5 and (signals.author or 0.0) < STRONG_SIGNAL:
         return "diff too small to match on its own, subject and author differ"
     return ""
@@ -626,12 +626,3 @@ def _below(total: float, threshold: float) -> str:
 def _diff_text(signals: _Signals) -> str:
     value = f"{signals.diff or 0.0:.2f}"
     return value if signals.diff_exact else f"at most {value}"
-
-
-def _informative_count(lines: LinesByFile) -> int:
-    return sum(
-        1
-        for added, removed in lines.values()
-        for line in (*added, *removed)
-        if is_informative(line)
-    )

@@ -194,13 +194,15 @@ class _Side:
     diffs are compared line by line, so they are made on first use.
     """
 
-    __slots__ = ("_count", "lines", "weight")
+    __slots__ = ("_count", "informative", "lines", "weight")
 
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines
         self._count: Counter[str] | None = None
-        informative = sum(map(is_informative, lines))
-        self.weight = informative + TRIVIAL_WEIGHT * (len(lines) - informative)
+        self.informative = sum(map(is_informative, lines))
+        self.weight = self.informative + TRIVIAL_WEIGHT * (
+            len(lines) - self.informative
+        )
 
     @property
     def count(self) -> Counter[str]:
@@ -235,15 +237,21 @@ _side: _Prepared[Sequence[str], _Side] = _Prepared(_Side)
 
 
 class _Totals:
-    __slots__ = ("count", "weight")
+    __slots__ = ("count", "informative", "weight")
 
     def __init__(self, lines: LinesByFile) -> None:
         sides = [_side(side) for pair in lines.values() for side in pair]
         self.weight = sum(side.weight for side in sides)
         self.count = sum(len(side.lines) for side in sides)
+        self.informative = sum(side.informative for side in sides)
 
 
 _totals: _Prepared[LinesByFile, _Totals] = _Prepared(_Totals)
+
+
+def informative_count(lines: LinesByFile) -> int:
+    """How many added and removed lines say something (see is_informative)."""
+    return _totals(lines).informative
 
 
 def line_count(lines: LinesByFile) -> int:
