@@ -61,6 +61,8 @@ class StoredMessage:
     list_id: str | None
     lists: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    # Per file of `files`: its (added, removed) line counts as the diff gives them.
+    file_lines: tuple[tuple[int, int], ...] = ()
 
     @property
     def date_corrected(self) -> bool:
@@ -97,7 +99,9 @@ def from_epoch(value: int | None) -> datetime | None:
 
 
 def _message(
-    row: Sequence[Any], lists: tuple[str, ...], files: tuple[str, ...]
+    row: Sequence[Any],
+    lists: tuple[str, ...],
+    files: tuple[tuple[str, int, int], ...],
 ) -> StoredMessage:
     (
         seq,
@@ -163,7 +167,8 @@ def _message(
         series_id=series_id,
         list_id=list_id,
         lists=lists,
-        files=files,
+        files=tuple(path for path, _, _ in files),
+        file_lines=tuple((added, removed) for _, added, removed in files),
     )
 
 
@@ -202,10 +207,23 @@ class Store:
             "SELECT seq, list FROM sightings WHERE seq IN ({}) ORDER BY list", seqs
         )
 
-    def _files(self, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
-        return self._grouped(
-            "SELECT seq, path FROM files WHERE seq IN ({}) ORDER BY path", seqs
-        )
+    def _files(
+        self, seqs: Sequence[int]
+    ) -> dict[int, tuple[tuple[str, int, int], ...]]:
+        """(path, added, removed) of each message's files, by path."""
+        grouped: dict[int, list[tuple[str, int, int]]] = {}
+        for start in range(0, len(seqs), 500):
+            chunk = list(seqs[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for seq, path, added, removed in self.connection.execute(
+                f"SELECT seq, path, added, removed FROM files WHERE seq IN ({marks}) "
+                "ORDER BY path",
+                chunk,
+            ):
+                grouped.setdefault(int(seq), []).append(
+                    (str(path), int(added), int(removed))
+                )
+        return {seq: tuple(rows) for seq, rows in grouped.items()}
 
     def _grouped(self, sql: str, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
         grouped: dict[int, list[str]] = {}

@@ -206,4 +206,5 @@ def candidate_info(message: StoredMessage, sources: set[str]) -> CandidateInfo:
         kind=message.kind,
         version=message.version,
         sources=frozenset(sources),
+        file_lines=message.file_lines,
     )

@@ -31,9 +31,10 @@ from e2g.matcher.similarity import (
     informative_count,
     line_count,
     pair_files,
+    similarity_bound_from_counts,
     subject_similarity,
 )
-from e2g.model import Address, Commit, Evidence
+from e2g.model import MAX_FILES, Address, Commit, Evidence
 
 WEIGHTS = {"diff": 0.50, "subject": 0.25, "author": 0.15, "files": 0.10}
 ACCEPT_THRESHOLD = 0.60
@@ -82,6 +83,8 @@ class CandidateInfo:
     # Cascade stages that proposed it: "trailer", "patch-id", "author-date",
     # "subject", "author", "files".
     sources: frozenset[str]
+    # Per file of `files`: its (added, removed) line counts; () when unknown.
+    file_lines: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,14 +131,27 @@ def score_candidate(  # noqa: PLR0913 - all keyword-only
         early = early_signals(commit, candidate, threshold=threshold)
     if early.best_total is not None:
         return hopeless_score(commit, candidate, early, threshold=threshold)
-    lines = mail_lines() if callable(mail_lines) else mail_lines
-    signals = _measure(
-        candidate,
-        early,
-        commit_lines=commit_lines,
-        mail_lines=lines,
-        threshold=threshold,
-    )
+    bound = _bound_from_counts(candidate, early, commit_lines, threshold)
+    if bound is not None:
+        signals = _Signals(
+            subject=early.subject,
+            author=early.author,
+            author_detail=early.author_detail,
+            files=early.files,
+            shared_files=early.shared_files,
+            diff=bound,
+            diff_exact=False,
+            date_factor=early.date_factor,
+        )
+    else:
+        lines = mail_lines() if callable(mail_lines) else mail_lines
+        signals = _measure(
+            candidate,
+            early,
+            commit_lines=commit_lines,
+            mail_lines=lines,
+            threshold=threshold,
+        )
     late, too_early = _date_vetoes(commit, candidate)
     if late and _posted_what_was_committed(commit, candidate, signals):
         late = ""
@@ -291,6 +307,41 @@ def normalise_name(name: str) -> str:
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     words = re.sub(r"[^\w]+", " ", plain).split()
     return " ".join(sorted(words))
+
+
+def _bound_from_counts(
+    candidate: CandidateInfo,
+    early: Early,
+    commit_lines: LinesByFile,
+    threshold: float,
+) -> float | None:
+    """The diff similarity's bound from line counts, when it already rules the
+    candidate out (see _measure) and its diff need not be read; else None.
+
+    Not with a subject or author that could earn containment credit (a small posted
+    diff inside a large commit), nor for a trailer's candidate, nor when the counts
+    may be incomplete or say the mail has no lines (then its diff decides otherwise).
+    """
+    if (
+        max(early.subject, early.author or 0.0) >= STRONG_SIGNAL
+        or "trailer" in candidate.sources
+        or not candidate.file_lines
+        or len(candidate.files) >= MAX_FILES
+        or not any(added or removed for added, removed in candidate.file_lines)
+    ):
+        return None
+    bound = similarity_bound_from_counts(
+        commit_lines, candidate.files, candidate.file_lines
+    )
+    needed = max(
+        MIN_DIFF_AGREEMENT,
+        _diff_needed(
+            early.subject, early.author, early.files, early.date_factor, threshold
+        ),
+    )
+    if bound is None or bound >= needed:
+        return None
+    return round(bound, 6)
 
 
 def _measure(

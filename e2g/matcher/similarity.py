@@ -96,6 +96,32 @@ def diff_overlap(
     )
 
 
+def similarity_bound_from_counts(
+    commit_lines: LinesByFile,
+    mail_files: Sequence[str],
+    mail_counts: Sequence[tuple[int, int]],
+) -> float | None:
+    """An upper bound of diff_overlap()'s similarity from the mail's per-file added
+    and removed line counts alone, before its diff is read; None when the commit has
+    no +/- lines to weigh.
+
+    The shared weight is at most, per paired file and side, the shorter side's line
+    count (the mail's raw counts are never below its lines), and the mail's own
+    weight only adds to the denominator, so leaving it out keeps this a bound.
+    """
+    ours = _totals(commit_lines).weight
+    if ours <= 0:
+        return None
+    counts = dict(zip(mail_files, mail_counts, strict=True))
+    pairs, _, _ = pair_files(tuple(commit_lines), tuple(mail_files))
+    shared = 0
+    for commit_path, mail_path in pairs:
+        added, removed = commit_lines[commit_path]
+        mail_added, mail_removed = counts[mail_path]
+        shared += min(len(added), mail_added) + min(len(removed), mail_removed)
+    return min(1.0, 2.0 * shared / ours)
+
+
 def _shared_bound(
     pairs: Sequence[tuple[str, str]], commit_lines: LinesByFile, mail_lines: LinesByFile
 ) -> float:

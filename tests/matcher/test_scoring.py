@@ -464,3 +464,49 @@ def test_a_score_just_below_the_threshold_is_not_printed_as_the_threshold() -> N
 
     assert _below(0.5996, 0.60) == "0.5996 below 0.60"
     assert _below(0.5929, 0.60) == "0.59 below 0.60"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    added=st.lists(st.sampled_from(_POOL), max_size=14),
+    removed=st.lists(st.sampled_from(["return 0;", "return 1;", "}"]), max_size=3),
+    blank=st.integers(0, 3),
+    path=st.sampled_from(["test/recv-multishot.c", "test/other.c"]),
+    subject=st.sampled_from(
+        ["test/recv-multishot: add a bundle test", "man: fix typo", "test: fix it"]
+    ),
+    author=st.sampled_from(["axboe@kernel.dk", "someone@example.org"]),
+    days=st.integers(-3, 400),
+)
+def test_line_counts_never_change_a_verdict(  # noqa: PLR0913
+    added, removed, blank, path, subject, author, days
+) -> None:
+    """Ruling a candidate out from its files' line counts (blank lines counted too,
+    as the store has them) gives the verdict that reading its diff gives."""
+    candidate = make_candidate(
+        subject_key=subject,
+        author_email=author,
+        author_name="Jens Axboe" if author == "axboe@kernel.dk" else "Some One",
+        date=COMMIT_DATE - timedelta(days=days),
+        files=(path,),
+        patch_id=None,
+        sources=frozenset({"files"}),
+    )
+    mail = {path: (added, removed)}
+    read = score(candidate=candidate, mail_lines=mail)
+    counted = replace(candidate, file_lines=((len(added) + blank, len(removed)),))
+    calls: list[int] = []
+
+    def lines() -> dict[str, tuple[list[str], list[str]]]:
+        calls.append(1)
+        return mail
+
+    early = score_candidate(
+        make_commit(), counted, commit_lines=COMMIT_LINES, mail_lines=lines
+    )
+    assert early.accepted == read.accepted
+    assert early.method == read.method
+    if added or removed:  # (blank lines alone: no diff to compare, another rule)
+        assert early.total >= read.total - 1e-4
+    if early.accepted:
+        assert calls  # an acceptance always read the diff
