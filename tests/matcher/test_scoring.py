@@ -332,6 +332,20 @@ def test_predates_only_beyond_the_late_posting_window() -> None:
 _POOL = [*COMMIT_LINES["test/recv-multishot.c"][0], "int x;", "x = y + 1;"]
 
 
+def posted_by(  # noqa: PLR0913
+    author: str, subject: str, days: int, path: str, *, sources: frozenset[str]
+) -> CandidateInfo:
+    """A one-file candidate by `author`, posted `days` before the commit."""
+    return make_candidate(
+        subject_key=subject,
+        author_email=author,
+        author_name="Jens Axboe" if author == "axboe@kernel.dk" else "Some One",
+        date=COMMIT_DATE - timedelta(days=days),
+        files=(path,),
+        sources=sources,
+    )
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     added=st.lists(st.sampled_from(_POOL), max_size=14),
@@ -357,14 +371,7 @@ def test_bounded_diffs_never_change_a_verdict(
     import e2g.matcher.scoring as scoring
     from e2g.matcher.similarity import diff_overlap
 
-    candidate = make_candidate(
-        subject_key=subject,
-        author_email=author,
-        author_name="Jens Axboe" if author == "axboe@kernel.dk" else "Some One",
-        date=COMMIT_DATE - timedelta(days=days),
-        files=(path,),
-        sources=sources,
-    )
+    candidate = posted_by(author, subject, days, path, sources=sources)
     mail = {path: (added, removed)}
     bounded = score(candidate=candidate, mail_lines=mail)
     with monkeypatch_module.context() as patch:
@@ -483,15 +490,8 @@ def test_line_counts_never_change_a_verdict(  # noqa: PLR0913
 ) -> None:
     """Ruling a candidate out from its files' line counts (blank lines counted too,
     as the store has them) gives the verdict that reading its diff gives."""
-    candidate = make_candidate(
-        subject_key=subject,
-        author_email=author,
-        author_name="Jens Axboe" if author == "axboe@kernel.dk" else "Some One",
-        date=COMMIT_DATE - timedelta(days=days),
-        files=(path,),
-        patch_id=None,
-        sources=frozenset({"files"}),
-    )
+    candidate = posted_by(author, subject, days, path, sources=frozenset({"files"}))
+    candidate = replace(candidate, patch_id=None)
     mail = {path: (added, removed)}
     read = score(candidate=candidate, mail_lines=mail)
     counted = replace(candidate, file_lines=((len(added) + blank, len(removed)),))
