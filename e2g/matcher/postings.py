@@ -45,23 +45,27 @@ def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMess
     # new employer between v1 and v3). The caller still asks for shared content.
     email = best.patch_author_email or best.author_email
     name = normalise_name(best.patch_author_name or best.author_name)
+    same_subject, same_patch = store.select_parts(
+        [
+            (
+                "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
+                (best.subject_key, low, high),
+                "ORDER BY date DESC LIMIT 200",
+            ),
+            (
+                "patch_id = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
+                (best.patch_id or "", low, high),
+                "LIMIT 100",
+            ),
+        ]
+    )
     found = [
         message
-        for message in store.select(
-            "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
-            (best.subject_key, low, high),
-            suffix="ORDER BY date DESC LIMIT 200",
-        )
+        for message in same_subject
         if email in (message.author_email, message.patch_author_email)
         or (name and name == normalise_name(_author_name(message)))
     ][:100]
-    if best.patch_id:
-        found += store.select(
-            "patch_id = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
-            (best.patch_id, low, high),
-            suffix="LIMIT 100",
-        )
-    return found
+    return found + (same_patch if best.patch_id else [])
 
 
 def _author_name(message: StoredMessage) -> str:
@@ -172,11 +176,6 @@ def covers(store: Store, patches: Iterable[StoredMessage]) -> list[StoredMessage
     if not series_ids:
         return []
     marks = ",".join("?" * len(series_ids))
-    rows = store.connection.execute(
-        f"SELECT cover_seq FROM series WHERE id IN ({marks}) AND cover_seq IS NOT NULL",
-        series_ids,
-    ).fetchall()
-    seqs = [int(row[0]) for row in rows]
-    if not seqs:
-        return []
-    return store.select(f"seq IN ({','.join('?' * len(seqs))})", seqs)
+    return store.select(
+        f"seq IN (SELECT cover_seq FROM series WHERE id IN ({marks}))", series_ids
+    )
