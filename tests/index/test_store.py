@@ -151,3 +151,34 @@ def test_reading_while_an_ingest_writes(tmp_path: Path, write_mbox) -> None:
             workers=1,
         )
         assert reader.counts().messages == 8
+
+
+def test_select_parts_answers_each_part_with_its_own_order_and_limit(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    items = [
+        _item(n, subject=f"[PATCH] mm: fix {n % 3}", body=patch_body(n))
+        for n in range(1, 13)
+    ]
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+    with Store(path) as store:
+        newest_two, none, by_seq = store.select_parts(
+            [
+                ("subject_key = ?", ("mm: fix 1",), "ORDER BY seq DESC LIMIT 2"),
+                ("subject_key = ?", ("no such subject",), ""),
+                ("subject_key = ? AND kind = 'patch'", ("mm: fix 2",), "ORDER BY seq"),
+            ]
+        )
+        assert [m.message_id for m in newest_two] == [
+            "msg10@example.org",
+            "msg7@example.org",
+        ]
+        assert none == []
+        assert [m.message_id for m in by_seq] == [
+            f"msg{n}@example.org" for n in (2, 5, 8, 11)
+        ]
+        assert by_seq[0].files == ("mm/frob.c",)
+        ((added, removed),) = by_seq[0].file_lines
+        assert added >= 1 and removed >= 1
