@@ -180,5 +180,4 @@ def test_select_parts_answers_each_part_with_its_own_order_and_limit(
             f"msg{n}@example.org" for n in (2, 5, 8, 11)
         ]
         assert by_seq[0].files == ("mm/frob.c",)
-        ((added, removed),) = by_seq[0].file_lines
-        assert added >= 1 and removed >= 1
+        assert by_seq[0].file_lines == ((1, 1),)
