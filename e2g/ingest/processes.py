@@ -9,11 +9,25 @@ a fork server starts children from a clean, single-threaded process instead.
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
 from multiprocessing.context import ForkContext, ForkServerContext
+from pathlib import Path
 
 
 def context() -> ForkContext | ForkServerContext:
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 and _main_reimportable():
         return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context("fork")
+
+
+def _main_reimportable() -> bool:
+    """Whether a fork server's child can import the program again, as it must: not
+    when it came from stdin or an interactive prompt (then fork, and its risk)."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        return False
+    if getattr(main, "__spec__", None) is not None:
+        return True
+    path = getattr(main, "__file__", None)
+    return isinstance(path, str) and Path(path).is_file()
