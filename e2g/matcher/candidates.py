@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Generic, TypeVar
 
 from e2g.index.store import Store, StoredMessage
 from e2g.matcher.scoring import CandidateInfo
@@ -19,6 +20,8 @@ from e2g.model import Commit
 
 LinesByFile = dict[str, tuple[list[str], list[str]]]
 LinesOf = Callable[[str], LinesByFile]
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
 
 EARLIEST = timedelta(days=365)
 LATEST = timedelta(days=1)
@@ -75,6 +78,24 @@ class MessageCache:
             for message in self.store.by_seqs(missing):
                 self._messages[message.seq] = message
         return {seq: self._messages[seq] for seq in seqs if seq in self._messages}
+
+
+class Memo(Generic[_Key, _Value]):
+    """What `load` gives for a key, kept for one matcher: a hot file's patches, and
+    a series' thread, come up for many commits. Bounded: cleared when full."""
+
+    def __init__(self, load: Callable[[_Key], _Value], *, limit: int) -> None:
+        self._load = load
+        self._limit = limit
+        self._found: dict[_Key, _Value] = {}
+
+    def __call__(self, key: _Key) -> _Value:
+        if key in self._found:
+            return self._found[key]
+        if len(self._found) >= self._limit:
+            self._found.clear()
+        value = self._found[key] = self._load(key)
+        return value
 
 
 def window(commit: Commit) -> tuple[int, int]:

@@ -19,16 +19,17 @@ from e2g.matcher.candidates import (
     LinesByFile,
     LinesOf,
     MatchRequest,
+    Memo,
     MessageCache,
     Pool,
     candidate_info,
 )
 from e2g.matcher.postings import (
-    ThreadCache,
     UrlFor,
     Verdict,
     covers,
     family,
+    thread_links,
     to_posting,
 )
 from e2g.matcher.scoring import (
@@ -73,22 +74,20 @@ class Matcher:
     def __init__(self, store: Store, *, lines_of: LinesOf, url_for: UrlFor) -> None:
         self.store = store
         self._messages = MessageCache(store)
-        self._threads = ThreadCache(store)
+        self._threads = thread_links(store)
         self._lines_of = lines_of
         self._url_for = url_for
-        self._lines_cache: dict[int, LinesByFile | None] = {}
+        self._lines_by_seq: Memo[int, LinesByFile | None] = Memo(
+            self._read_lines, limit=4096
+        )
 
     def _lines(self, message: StoredMessage) -> LinesByFile | None:
-        """The message's diff as diff_lines() gives it; cached, as hot files' patches
-        are candidates for many commits."""
-        if message.seq in self._lines_cache:
-            return self._lines_cache[message.seq]
-        diff = self.store.diff(message.seq)
-        lines = self._lines_of(diff) if diff else None
-        if len(self._lines_cache) > 4096:
-            self._lines_cache.clear()
-        self._lines_cache[message.seq] = lines
-        return lines
+        """The message's diff as diff_lines() gives it."""
+        return self._lines_by_seq(message.seq)
+
+    def _read_lines(self, seq: int) -> LinesByFile | None:
+        diff = self.store.diff(seq)
+        return self._lines_of(diff) if diff else None
 
     def score(self, request: MatchRequest, pool: Pool) -> list[Verdict]:
         verdicts = []

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from e2g.index.store import Store, StoredMessage
-from e2g.matcher.candidates import window
+from e2g.matcher.candidates import Memo, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting
 
@@ -75,22 +76,10 @@ def _author_name(message: StoredMessage) -> str:
 ThreadLinks = list[tuple[int, str, str | None, str, str]]
 
 
-class ThreadCache:
+def thread_links(store: Store, *, limit: int = 2000) -> Memo[str, ThreadLinks]:
     """Store.thread_links() by thread root, for one matcher: a series' patches and
     its cover letter share one thread, and a commit's postings are often all in it."""
-
-    def __init__(self, store: Store, *, limit: int = 2000) -> None:
-        self.store = store
-        self.limit = limit
-        self._links: dict[str, ThreadLinks] = {}
-
-    def links(self, root: str) -> ThreadLinks:
-        found = self._links.get(root)
-        if found is None:
-            if len(self._links) >= self.limit:
-                self._links.clear()
-            found = self._links[root] = self.store.thread_links(root, limit=MAX_THREAD)
-        return found
+    return Memo(partial(store.thread_links, limit=MAX_THREAD), limit=limit)
 
 
 def thread_facts(
@@ -98,16 +87,11 @@ def thread_facts(
     message: StoredMessage,
     *,
     exclude: set[str],
-    threads: ThreadCache | None = None,
+    threads: Memo[str, ThreadLinks],
 ) -> ThreadFacts:
     """Replies below `message` (iteratively, never recursing on mail data)."""
-    links = (
-        threads.links(message.thread_root)
-        if threads is not None
-        else store.thread_links(message.thread_root, limit=MAX_THREAD)
-    )
     children: dict[str, list[tuple[int, str, str, str]]] = {}
-    for seq, message_id, parent, name, email in links:
+    for seq, message_id, parent, name, email in threads(message.thread_root):
         if parent:
             children.setdefault(parent, []).append((seq, message_id, name, email))
     queue = deque(children.get(message.message_id, []))
@@ -143,8 +127,8 @@ def to_posting(  # noqa: PLR0913 - all keyword-only
     applied: bool,
     url_for: UrlFor,
     evidence: tuple[Evidence, ...] = (),
+    threads: Memo[str, ThreadLinks],
     exclude: set[str] | None = None,
-    threads: ThreadCache | None = None,
 ) -> Posting:
     facts = thread_facts(store, message, exclude=exclude or set(), threads=threads)
     first_list = message.lists[0] if message.lists else message.list_id
