@@ -37,7 +37,7 @@ from e2g.index.store import Store, StoredMessage, from_epoch
 from e2g.ingest.gitrepo import Repo
 from e2g.ingest.patch import diff_lines
 from e2g.matcher.cascade import Matcher
-from e2g.matcher.scoring import normalise_name
+from e2g.matcher.postings import same_author
 from e2g.model import Commit
 
 
@@ -101,15 +101,12 @@ def family_of(store: Store, label: StoredMessage) -> set[str]:
             m.message_id
             for m in store.select("patch_id = ? AND kind = 'patch'", (label.patch_id,))
         }
-    email = label.patch_author_email or label.author_email
-    name = normalise_name(label.patch_author_name or label.author_name)
     members |= {
         m.message_id
         for m in store.select(
             "subject_key = ? AND kind = 'patch'", (label.subject_key,)
         )
-        if email in (m.author_email, m.patch_author_email)
-        or (name and name == normalise_name(m.patch_author_name or m.author_name))
+        if same_author(label, m)
     }
     return members
 

@@ -42,10 +42,6 @@ def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMess
     low, high = window(commit)
     if best.date is not None:
         high = max(high, int(best.date.timestamp()) + 86400)
-    # The same person: the same address, or the same name under a new address (a
-    # new employer between v1 and v3). The caller still asks for shared content.
-    email = best.patch_author_email or best.author_email
-    name = normalise_name(best.patch_author_name or best.author_name)
     same_subject, same_patch = store.select_parts(
         [
             (
@@ -60,13 +56,19 @@ def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMess
             ),
         ]
     )
-    found = [
-        message
-        for message in same_subject
-        if email in (message.author_email, message.patch_author_email)
-        or (name and name == normalise_name(_author_name(message)))
-    ][:100]
+    # The caller still asks a same-subject relative for shared content.
+    found = [message for message in same_subject if same_author(best, message)][:100]
     return found + (same_patch if best.patch_id else [])
+
+
+def same_author(one: StoredMessage, other: StoredMessage) -> bool:
+    """The same person sent both: the same address, or the same name under a new
+    address (a new employer between v1 and v3)."""
+    email = one.patch_author_email or one.author_email
+    if email in (other.author_email, other.patch_author_email):
+        return True
+    name = normalise_name(_author_name(one))
+    return bool(name) and name == normalise_name(_author_name(other))
 
 
 def _author_name(message: StoredMessage) -> str:
