@@ -79,7 +79,7 @@ def diff_overlap(
         return Overlap(similarity, similarity, 0.0)
     smaller = min(ours, theirs)
     if needed > 0.0:
-        bound = _shared_bound(pairs, commit_lines, mail_lines)
+        bound = _shared_bound(pairs, commit_lines, _line_counts(mail_lines))
         similarity = min(1.0, 2.0 * bound / total)
         containment = min(1.0, bound / smaller) if smaller > 0 else 0.0
         if similarity < needed and containment < contained:
@@ -114,24 +114,31 @@ def similarity_bound_from_counts(
         return None
     counts = dict(zip(mail_files, mail_counts, strict=True))
     pairs, _, _ = pair_files(tuple(commit_lines), tuple(mail_files))
-    shared = 0
-    for commit_path, mail_path in pairs:
-        added, removed = commit_lines[commit_path]
-        mail_added, mail_removed = counts[mail_path]
-        shared += min(len(added), mail_added) + min(len(removed), mail_removed)
-    return min(1.0, 2.0 * shared / ours)
+    return min(1.0, 2.0 * _shared_bound(pairs, commit_lines, counts.__getitem__) / ours)
 
 
 def _shared_bound(
-    pairs: Sequence[tuple[str, str]], commit_lines: LinesByFile, mail_lines: LinesByFile
+    pairs: Sequence[tuple[str, str]],
+    commit_lines: LinesByFile,
+    mail_counts: Callable[[str], tuple[int, int]],
 ) -> float:
     """The most weight two diffs could share: per file pair and side, the shorter
-    side's line count (an exact or fuzzy pairing credits each line once, at most 1)."""
-    bound = 0.0
+    side's line count (an exact or fuzzy pairing credits each line once, at most 1).
+    `mail_counts` gives a mail file's (added, removed) line counts."""
+    bound = 0
     for commit_path, mail_path in pairs:
-        mine, other = commit_lines[commit_path], mail_lines[mail_path]
-        bound += min(len(mine[0]), len(other[0])) + min(len(mine[1]), len(other[1]))
+        added, removed = commit_lines[commit_path]
+        mail_added, mail_removed = mail_counts(mail_path)
+        bound += min(len(added), mail_added) + min(len(removed), mail_removed)
     return bound
+
+
+def _line_counts(lines: LinesByFile) -> Callable[[str], tuple[int, int]]:
+    def counts(path: str) -> tuple[int, int]:
+        added, removed = lines[path]
+        return len(added), len(removed)
+
+    return counts
 
 
 def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float:
