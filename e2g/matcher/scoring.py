@@ -133,16 +133,7 @@ def score_candidate(  # noqa: PLR0913 - all keyword-only
         return hopeless_score(commit, candidate, early, threshold=threshold)
     bound = _bound_from_counts(candidate, early, commit_lines, threshold)
     if bound is not None:
-        signals = _Signals(
-            subject=early.subject,
-            author=early.author,
-            author_detail=early.author_detail,
-            files=early.files,
-            shared_files=early.shared_files,
-            diff=bound,
-            diff_exact=False,
-            date_factor=early.date_factor,
-        )
+        signals = _signals(early, diff=bound, diff_exact=False)
     else:
         lines = mail_lines() if callable(mail_lines) else mail_lines
         signals = _measure(
@@ -228,14 +219,8 @@ def _best_total(  # noqa: PLR0913
         or _diff_needed(subject, author, files, date_factor, threshold) <= 1.0
     ):
         return None
-    weight = sum(WEIGHTS.values()) - (WEIGHTS["author"] if author is None else 0.0)
-    best = (
-        WEIGHTS["diff"]
-        + WEIGHTS["subject"] * subject
-        + WEIGHTS["files"] * files
-        + WEIGHTS["author"] * (author or 0.0)
-    )
-    return round(best / weight * date_factor, 4)
+    best, _ = _weighted_mean(diff=1.0, subject=subject, author=author, files=files)
+    return round(best * date_factor, 4)
 
 
 def hopeless(
@@ -265,10 +250,7 @@ def hopeless_score(
         or too_early
         or f"score at most {_below(total, threshold)}, even with an equal diff"
     )
-    method = "subject" if early.subject >= STRONG_SIGNAL else "files"
-    if method == "files" and (early.author or 0.0) >= STRONG_SIGNAL:
-        method = "author"
-    return Score(total, method, False, (), reason)
+    return Score(total, _fuzzy_method(early.subject, early.author), False, (), reason)
 
 
 def predates(commit_date: datetime, first_message: datetime) -> bool:
@@ -333,13 +315,7 @@ def _bound_from_counts(
     bound = similarity_bound_from_counts(
         commit_lines, candidate.files, candidate.file_lines
     )
-    needed = max(
-        MIN_DIFF_AGREEMENT,
-        _diff_needed(
-            early.subject, early.author, early.files, early.date_factor, threshold
-        ),
-    )
-    if bound is None or bound >= needed:
+    if bound is None or bound >= _needed_diff(candidate, early, threshold):
         return None
     return round(bound, 6)
 
@@ -352,24 +328,17 @@ def _measure(
     mail_lines: LinesByFile | None,
     threshold: float,
 ) -> _Signals:
-    author, subject, files = early.author, early.subject, early.files
-    date_factor = early.date_factor
+    author, subject = early.author, early.subject
     diff = None
     diff_exact = True
     if mail_lines and line_count(commit_lines) and line_count(mail_lines):
         strong = max(subject, author or 0.0) >= STRONG_SIGNAL
         # Below the diff a verdict needs, every verdict is the same (a rejection),
         # so a bound that shows the diffs cannot get there spares comparing lines.
-        needed = max(
-            MIN_DIFF_AGREEMENT,
-            _diff_needed(subject, author, files, date_factor, threshold),
-        )
-        if "trailer" in candidate.sources:
-            needed = min(needed, TRAILER_DIFF_AGREEMENT)
         overlap = diff_overlap(
             commit_lines,
             mail_lines,
-            needed=needed,
+            needed=_needed_diff(candidate, early, threshold),
             contained=MIN_CONTAINMENT if strong else 2.0,
         )
         diff = overlap.similarity
@@ -388,16 +357,33 @@ def _measure(
             )
         ):
             diff = max(diff, CONTAINED_CREDIT * overlap.containment)
+    return _signals(early, diff=diff, diff_exact=diff_exact)
+
+
+def _signals(early: Early, *, diff: float | None, diff_exact: bool) -> _Signals:
     return _Signals(
-        subject=subject,
-        author=author,
+        subject=early.subject,
+        author=early.author,
         author_detail=early.author_detail,
-        files=files,
+        files=early.files,
         shared_files=early.shared_files,
         diff=diff,
         diff_exact=diff_exact,
-        date_factor=date_factor,
+        date_factor=early.date_factor,
     )
+
+
+def _needed_diff(candidate: CandidateInfo, early: Early, threshold: float) -> float:
+    """The diff similarity below which every verdict is the same rejection."""
+    needed = max(
+        MIN_DIFF_AGREEMENT,
+        _diff_needed(
+            early.subject, early.author, early.files, early.date_factor, threshold
+        ),
+    )
+    if "trailer" in candidate.sources:
+        needed = min(needed, TRAILER_DIFF_AGREEMENT)
+    return needed
 
 
 def _diff_needed(
@@ -496,19 +482,13 @@ def _score_fuzzy(
 ) -> Score:
     """The weighted mean; evidence only for an accepted candidate (a rejection is
     explained by its reason, and most candidates are rejections)."""
-    measured = {
-        "diff": signals.diff,
-        "subject": signals.subject,
-        "author": signals.author,
-        "files": signals.files,
-    }
-    weight_sum = sum(
-        WEIGHTS[name] for name, value in measured.items() if value is not None
+    mean, weight_sum = _weighted_mean(
+        diff=signals.diff,
+        subject=signals.subject,
+        author=signals.author,
+        files=signals.files,
     )
-    mean = sum(
-        WEIGHTS[name] * value for name, value in measured.items() if value is not None
-    )
-    total = round(mean / weight_sum * signals.date_factor, 4)
+    total = round(mean * signals.date_factor, 4)
     reason = veto
     if not reason and total < threshold:
         bound = "" if signals.diff_exact else "at most "
@@ -517,8 +497,24 @@ def _score_fuzzy(
     if not reason:
         found = _fuzzy_evidence(candidate, signals, weight_sum=weight_sum)
         evidence = (*found, _date_evidence(commit, candidate))
-    method = _fuzzy_method(signals)
+    method = _fuzzy_method(signals.subject, signals.author)
     return Score(total, method, not reason, evidence, reason)
+
+
+def _weighted_mean(
+    *, diff: float | None, subject: float, author: float | None, files: float
+) -> tuple[float, float]:
+    """(the weighted mean of the signals measured, the sum of their weights): a
+    signal that cannot be measured (None) drops out and the rest are renormalised."""
+    measured = (
+        ("diff", diff),
+        ("subject", subject),
+        ("author", author),
+        ("files", files),
+    )
+    weight_sum = sum(WEIGHTS[name] for name, value in measured if value is not None)
+    mean = sum(WEIGHTS[name] * value for name, value in measured if value is not None)
+    return mean / weight_sum, weight_sum
 
 
 def _fuzzy_evidence(
@@ -550,11 +546,11 @@ def _fuzzy_evidence(
     return evidence
 
 
-def _fuzzy_method(signals: _Signals) -> str:
+def _fuzzy_method(subject: float, author: float | None) -> str:
     """The strongest signal that stands behind a fuzzy verdict."""
-    if signals.subject >= STRONG_SIGNAL:
+    if subject >= STRONG_SIGNAL:
         return "subject"
-    if (signals.author or 0.0) >= STRONG_SIGNAL:
+    if (author or 0.0) >= STRONG_SIGNAL:
         return "author"
     return "files"
 
