@@ -203,36 +203,40 @@ class Store:
     # -- single messages -------------------------------------------------------------
 
     def _lists(self, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
-        return self._grouped(
+        grouped = self._grouped(
             "SELECT seq, list FROM sightings WHERE seq IN ({}) ORDER BY list", seqs
         )
+        return {
+            seq: tuple(dict.fromkeys(str(name) for (name,) in rows))
+            for seq, rows in grouped.items()
+        }
 
     def _files(
         self, seqs: Sequence[int]
     ) -> dict[int, tuple[tuple[str, int, int], ...]]:
         """(path, added, removed) of each message's files, by path."""
-        grouped: dict[int, list[tuple[str, int, int]]] = {}
-        for start in range(0, len(seqs), 500):
-            chunk = list(seqs[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            for seq, path, added, removed in self.connection.execute(
-                f"SELECT seq, path, added, removed FROM files WHERE seq IN ({marks}) "
-                "ORDER BY path",
-                chunk,
-            ):
-                grouped.setdefault(int(seq), []).append(
-                    (str(path), int(added), int(removed))
-                )
-        return {seq: tuple(rows) for seq, rows in grouped.items()}
+        grouped = self._grouped(
+            "SELECT seq, path, added, removed FROM files WHERE seq IN ({}) ORDER BY path",
+            seqs,
+        )
+        return {
+            seq: tuple(
+                (str(path), int(added), int(removed)) for path, added, removed in rows
+            )
+            for seq, rows in grouped.items()
+        }
 
-    def _grouped(self, sql: str, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
-        grouped: dict[int, list[str]] = {}
+    def _grouped(
+        self, sql: str, seqs: Sequence[int]
+    ) -> dict[int, list[tuple[Any, ...]]]:
+        """The rows of `sql` (its first column a seq) by seq, asked 500 seqs at a time."""
+        grouped: dict[int, list[tuple[Any, ...]]] = {}
         for start in range(0, len(seqs), 500):
             chunk = list(seqs[start : start + 500])
             query = sql.format(",".join("?" * len(chunk)))
-            for seq, value in self.connection.execute(query, chunk):
-                grouped.setdefault(int(seq), []).append(str(value))
-        return {seq: tuple(dict.fromkeys(values)) for seq, values in grouped.items()}
+            for seq, *rest in self.connection.execute(query, chunk):
+                grouped.setdefault(int(seq), []).append(tuple(rest))
+        return grouped
 
     def _build(self, rows: list[Sequence[Any]]) -> list[StoredMessage]:
         if not rows:  # most of the matcher's exact-key lookups find nothing
