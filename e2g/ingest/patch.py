@@ -801,14 +801,10 @@ def _parse_diff(
         return None
     text = _segments_text(lines, segments, final_newline)
     files_list: list[FileChange] = []
-    for segment in segments:
-        for record in segment.files:
-            change = _file_change(record)
-            if change is None:
-                continue
-            files_list.append(change)
-            if changed is not None:
-                _collect_lines(changed, change.path, record)
+    for change, record in _changes(segments):
+        files_list.append(change)
+        if changed is not None:
+            _collect_lines(changed, change.path, record)
     files = tuple(files_list)
     return Patch(
         diff=text,
@@ -849,12 +845,18 @@ def diff_lines(diff: str) -> LinesByFile:
     """
     lines, _ = _split_lines(diff)
     changes: LinesByFile = {}
-    for segment in _scan(lines):
+    for change, record in _changes(_scan(lines)):
+        _collect_lines(changes, change.path, record)
+    return changes
+
+
+def _changes(segments: Sequence[_Segment]) -> Iterator[tuple[FileChange, _FileRecord]]:
+    """Each file a diff changes (with a path), and the record it was read into."""
+    for segment in segments:
         for record in segment.files:
             change = _file_change(record)
             if change is not None:
-                _collect_lines(changes, change.path, record)
-    return changes
+                yield change, record
 
 
 def _collect_lines(changes: LinesByFile, path: str, record: _FileRecord) -> None:
