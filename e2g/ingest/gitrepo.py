@@ -173,11 +173,7 @@ class Repo:
 
     def count_merges(self, revs: Sequence[str] = (), *, all_refs: bool = False) -> int:
         """How many merge commits rev_list() skipped for the same arguments."""
-        arguments = self._rev_arguments(revs, all_refs=all_refs)
-        if arguments is None:
-            return 0
-        output = self._check(["rev-list", "--count", "--merges", *arguments], revs=revs)
-        return int(output.decode("ascii").strip() or 0)
+        return self.dated_rev_list(revs, all_refs=all_refs)[1]
 
     def commits(
         self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE, diffs: bool = True
