@@ -506,14 +506,18 @@ def _weighted_mean(
 ) -> tuple[float, float]:
     """(the weighted mean of the signals measured, the sum of their weights): a
     signal that cannot be measured (None) drops out and the rest are renormalised."""
-    measured = (
-        ("diff", diff),
-        ("subject", subject),
-        ("author", author),
-        ("files", files),
-    )
-    weight_sum = sum(WEIGHTS[name] for name, value in measured if value is not None)
-    mean = sum(WEIGHTS[name] * value for name, value in measured if value is not None)
+    # Summed in this order, always: a total must not depend on which path made it.
+    weight_sum = mean = 0.0
+    if diff is not None:
+        weight_sum += WEIGHTS["diff"]
+        mean += WEIGHTS["diff"] * diff
+    weight_sum += WEIGHTS["subject"]
+    mean += WEIGHTS["subject"] * subject
+    if author is not None:
+        weight_sum += WEIGHTS["author"]
+        mean += WEIGHTS["author"] * author
+    weight_sum += WEIGHTS["files"]
+    mean += WEIGHTS["files"] * files
     return mean / weight_sum, weight_sum
 
 
