@@ -9,10 +9,11 @@ make one commit cost more than a few hundred comparisons.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from e2g.index.store import Store, StoredMessage
 from e2g.matcher.scoring import CandidateInfo
@@ -80,6 +81,70 @@ class MessageCache:
         return {seq: self._messages[seq] for seq in seqs if seq in self._messages}
 
 
+class TouchingPatch(NamedTuple):
+    seq: int
+    shared: int  # how many of the asked paths it touches
+    date: int
+    author_email: str
+    patch_author_email: str | None
+
+
+class FileMap:
+    """Patches touching given files within a date window, from per-file lists.
+
+    Neighbouring commits touch the same files: each file's dated patches are read
+    once per matcher and windowed by bisection, rather than asking SQLite, which
+    walks every patch of a hot file for each commit to test its date. Bounded by
+    the rows held; cleared when full.
+    """
+
+    def __init__(self, store: Store, *, limit: int = 2_000_000) -> None:
+        self.store = store
+        self.limit = limit
+        self._held = 0
+        self._files: dict[
+            str, tuple[list[int], list[tuple[int, int, str, str | None]]]
+        ] = {}
+
+    def touching(
+        self, paths: Sequence[str], *, low: int, high: int
+    ) -> list[TouchingPatch]:
+        """Patches dated in [low, high] touching any of `paths`, by seq."""
+        shared: dict[int, int] = {}
+        rows: dict[int, tuple[int, int, str, str | None]] = {}
+        for path in dict.fromkeys(paths):
+            dates, found = self._file(path)
+            for row in found[bisect_left(dates, low) : bisect_right(dates, high)]:
+                seq = row[1]
+                shared[seq] = shared.get(seq, 0) + 1
+                rows[seq] = row
+        return [
+            TouchingPatch(seq, shared[seq], rows[seq][0], rows[seq][2], rows[seq][3])
+            for seq in sorted(shared)
+        ]
+
+    def _file(
+        self, path: str
+    ) -> tuple[list[int], list[tuple[int, int, str, str | None]]]:
+        held = self._files.get(path)
+        if held is None:
+            found = self.store.patches_touching(path)
+            if self._held + len(found) > self.limit:
+                self._files.clear()
+                self._held = 0
+            held = self._files[path] = ([row[0] for row in found], found)
+            self._held += len(found)
+        return held
+
+
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """What the stages read through, kept for one matcher."""
+
+    messages: MessageCache
+    files: FileMap
+
+
 class Memo(Generic[_Key, _Value]):
     """What `load` gives for a key, kept for one matcher: a hot file's patches, and
     a series' thread, come up for many commits. Bounded: cleared when full."""
@@ -108,7 +173,7 @@ def _epoch(value: datetime) -> int:
 
 
 def exact_candidates(
-    store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
+    store: Store, request: MatchRequest, pool: Pool, lookups: Lookups
 ) -> None:
     """Stage 1: what a trailer names, equal patch-ids, equal author timestamps."""
     commit = request.commit
@@ -144,7 +209,7 @@ def exact_candidates(
 
 
 def subject_candidates(
-    store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
+    store: Store, request: MatchRequest, pool: Pool, lookups: Lookups
 ) -> None:
     """Stage 2: patches whose subject key equals the commit's summary."""
     found = pool.later.pop("subject", None)
@@ -164,7 +229,7 @@ def _subject_query(commit: Commit) -> tuple[str, tuple[object, ...], str]:
 
 
 def map_candidates(
-    store: Store, request: MatchRequest, pool: Pool, cache: MessageCache
+    store: Store, request: MatchRequest, pool: Pool, lookups: Lookups
 ) -> None:
     """Stage 3: the author's patches and patches touching the same files, in the window.
 
@@ -177,7 +242,7 @@ def map_candidates(
     if not paths:
         return
     low, high = window(commit)
-    touching = store.touching(paths, low=low, high=high)
+    touching = lookups.files.touching(paths, low=low, high=high)
     email = commit.author.email.casefold()
     near = _epoch(commit.author_date)
     by_author = sorted(
@@ -191,7 +256,7 @@ def map_candidates(
     by_files = sorted(touching, key=lambda row: (-row.shared, abs(row.date - near)))[
         :FILES_LIMIT
     ]
-    found = cache.by_seqs([row.seq for row in (*by_author, *by_files)])
+    found = lookups.messages.by_seqs([row.seq for row in (*by_author, *by_files)])
     pool.add([found[row.seq] for row in by_author if row.seq in found], "author")
     pool.add([found[row.seq] for row in by_files if row.seq in found], "files")
 

@@ -16,8 +16,10 @@ from functools import partial
 from e2g.index.store import Store, StoredMessage
 from e2g.matcher.candidates import (
     STAGES,
+    FileMap,
     LinesByFile,
     LinesOf,
+    Lookups,
     MatchRequest,
     Memo,
     MessageCache,
@@ -73,7 +75,7 @@ class Matcher:
 
     def __init__(self, store: Store, *, lines_of: LinesOf, url_for: UrlFor) -> None:
         self.store = store
-        self._messages = MessageCache(store)
+        self._lookups = Lookups(MessageCache(store), FileMap(store))
         self._threads = thread_links(store)
         self._lines_of = lines_of
         self._url_for = url_for
@@ -127,7 +129,7 @@ class Matcher:
         verdicts: list[Verdict] = []
         for stage in STAGES:
             before = set(pool.messages)
-            stage(self.store, request, pool, self._messages)
+            stage(self.store, request, pool, self._lookups)
             fresh = Pool(
                 {mid: m for mid, m in pool.messages.items() if mid not in before},
                 {mid: pool.sources[mid] for mid in pool.messages if mid not in before},

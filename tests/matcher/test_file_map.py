@@ -1,0 +1,91 @@
+"""FileMap (the matcher's per-file windows) against one SQL query asking the same."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from e2g import config
+from e2g.api.core import ingest, open_store
+from e2g.index.store import Store
+from e2g.matcher.candidates import FileMap, TouchingPatch
+from tests.conftest import SAMPLE
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    root = tmp_path_factory.mktemp("filemap")
+    sample = config.resolve(data_dir=root / "data", env={}, home=root)
+    ingest(
+        sample,
+        [str(SAMPLE / "frob-devel.mbox"), str(SAMPLE / "frob-net.mbox.gz")],
+        workers=1,
+    )
+    with open_store(sample) as opened:
+        yield opened
+
+
+def reference(
+    store: Store, paths: list[str], low: int, high: int
+) -> list[TouchingPatch]:
+    """What the file map must answer, asked of SQLite directly."""
+    unique = list(dict.fromkeys(paths))
+    if not unique:
+        return []
+    marks = ",".join("?" * len(unique))
+    rows = store.connection.execute(
+        "SELECT f.seq, COUNT(*), m.date, m.author_email, m.patch_author_email "
+        f"FROM files f JOIN messages m ON m.seq = f.seq WHERE f.path IN ({marks}) "
+        "AND m.kind = 'patch' AND m.date BETWEEN ? AND ? GROUP BY f.seq ORDER BY f.seq",
+        (*unique, low, high),
+    )
+    return [TouchingPatch(*row) for row in rows]
+
+
+def dates(store: Store) -> list[int]:
+    """Patch dates and their neighbours: a window's edges matter most there."""
+    found = [
+        int(row[0]) for row in store.connection.execute("SELECT date FROM messages")
+    ]
+    return sorted({date + step for date in found for step in (-1, 0, 1)})
+
+
+def facts(store: Store) -> tuple[list[str], int, int]:
+    paths = [
+        str(row[0])
+        for row in store.connection.execute("SELECT DISTINCT path FROM files")
+    ]
+    low, high = store.connection.execute(
+        "SELECT MIN(date), MAX(date) FROM messages"
+    ).fetchone()
+    return [*paths, "no/such/file.c"], int(low), int(high)
+
+
+def test_the_sample_has_files_in_several_patches(store: Store) -> None:
+    paths, low, high = facts(store)
+    everything = reference(store, paths, low, high)
+    assert len(everything) > 10
+    assert any(row.shared > 1 for row in everything)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data(), limit=st.sampled_from([1, 5, 2_000_000]))
+def test_windows_equal_the_sql_answer(
+    store: Store, data: st.DataObject, limit: int
+) -> None:
+    paths, low, high = facts(store)
+    files = FileMap(store, limit=limit)  # a tiny limit clears between files
+    for _ in range(3):  # one map answers several commits, as in a match run
+        asked = data.draw(st.lists(st.sampled_from(paths), max_size=8))
+        edges = st.sampled_from(dates(store)) | st.integers(low - 86_400, high + 86_400)
+        start, stop = sorted((data.draw(edges), data.draw(edges)))
+        assert files.touching(asked, low=start, high=stop) == reference(
+            store, asked, start, stop
+        )
