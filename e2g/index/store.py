@@ -248,22 +248,20 @@ class Store:
         ).fetchall()
         return self._build(rows)
 
-    def select_parts(
+    def seq_parts(
         self, parts: Sequence[tuple[str, Sequence[object], str]]
-    ) -> list[list[StoredMessage]]:
-        """Several select()s, each (where, parameters, suffix), in one query: the
-        messages each part found, in the order of the parts."""
+    ) -> list[list[int]]:
+        """The seqs of several select()s, each (where, parameters, suffix), in one
+        query: what each part found, in the order of the parts."""
         sql = " UNION ALL ".join(
-            f"SELECT * FROM (SELECT {number} AS part, {MESSAGE_COLUMNS} FROM messages "
+            f"SELECT * FROM (SELECT {number} AS part, seq FROM messages "
             f"WHERE {where} {suffix})"
             for number, (where, _, suffix) in enumerate(parts)
         )
         parameters = [value for _, values, _ in parts for value in values]
-        rows = self.connection.execute(sql, parameters).fetchall()
-        messages = self._build([row[1:] for row in rows])
-        found: list[list[StoredMessage]] = [[] for _ in parts]
-        for row, message in zip(rows, messages, strict=True):
-            found[int(row[0])].append(message)
+        found: list[list[int]] = [[] for _ in parts]
+        for part, seq in self.connection.execute(sql, parameters):
+            found[int(part)].append(int(seq))
         return found
 
     def by_seqs(self, seqs: Sequence[int]) -> list[StoredMessage]:

@@ -76,9 +76,19 @@ class MessageCache:
         if missing:
             if len(self._messages) + len(missing) > self.limit:
                 self._messages.clear()
+                missing = list(seqs)
             for message in self.store.by_seqs(missing):
                 self._messages[message.seq] = message
         return {seq: self._messages[seq] for seq in seqs if seq in self._messages}
+
+    def parts(
+        self, parts: Sequence[tuple[str, Sequence[object], str]]
+    ) -> list[list[StoredMessage]]:
+        """Store.seq_parts(), each seq as its message: only messages not seen yet
+        are read whole (the exact keys and a patch's family find the same ones)."""
+        seqs = self.store.seq_parts(parts)
+        found = self.by_seqs([seq for part in seqs for seq in part])
+        return [[found[seq] for seq in part if seq in found] for part in seqs]
 
 
 class TouchingPatch(NamedTuple):
@@ -184,7 +194,7 @@ def exact_candidates(
     # so the number of queries is the cost.
     stamp = _epoch(commit.author_date)
     patch_id = commit.patch.patch_id or ""
-    found, same_subject = store.select_parts(
+    found, same_subject = lookups.messages.parts(
         [
             (
                 "(patch_id = ? OR date = ?) AND kind = 'patch'",

@@ -195,7 +195,7 @@ class Matcher:
             )
             + LATE
         )
-        for relative in family(self.store, request.commit, best.message):
+        for relative in family(self._lookups.messages, request.commit, best.message):
             if relative.message_id in chosen or (
                 relative.date is not None and relative.date > latest
             ):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from e2g.index.store import Store, StoredMessage
-from e2g.matcher.candidates import Memo, window
+from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting
 
@@ -37,12 +37,14 @@ class ThreadFacts:
     reviewers: tuple[str, ...]
 
 
-def family(store: Store, commit: Commit, best: StoredMessage) -> list[StoredMessage]:
+def family(
+    messages: MessageCache, commit: Commit, best: StoredMessage
+) -> list[StoredMessage]:
     """Other postings of the best match's patch: versions, resends, same patch-id."""
     low, high = window(commit)
     if best.date is not None:
         high = max(high, int(best.date.timestamp()) + 86400)
-    same_subject, same_patch = store.select_parts(
+    same_subject, same_patch = messages.parts(
         [
             (
                 "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ?",

@@ -153,7 +153,7 @@ def test_reading_while_an_ingest_writes(tmp_path: Path, write_mbox) -> None:
         assert reader.counts().messages == 8
 
 
-def test_select_parts_answers_each_part_with_its_own_order_and_limit(
+def test_seq_parts_answers_each_part_with_its_own_order_and_limit(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "s.sqlite3"
@@ -164,20 +164,19 @@ def test_select_parts_answers_each_part_with_its_own_order_and_limit(
     with StoreWriter(path) as writer:
         writer.write_batch(items, source="t", token=None, now=NOW)
     with Store(path) as store:
-        newest_two, none, by_seq = store.select_parts(
+        newest_two, none, by_seq = store.seq_parts(
             [
                 ("subject_key = ?", ("mm: fix 1",), "ORDER BY seq DESC LIMIT 2"),
                 ("subject_key = ?", ("no such subject",), ""),
                 ("subject_key = ? AND kind = 'patch'", ("mm: fix 2",), "ORDER BY seq"),
             ]
         )
-        assert [m.message_id for m in newest_two] == [
+        ids = {m.seq: m.message_id for m in store.by_seqs([*newest_two, *by_seq])}
+        assert [ids[seq] for seq in newest_two] == [
             "msg10@example.org",
             "msg7@example.org",
         ]
         assert none == []
-        assert [m.message_id for m in by_seq] == [
+        assert [ids[seq] for seq in by_seq] == [
             f"msg{n}@example.org" for n in (2, 5, 8, 11)
         ]
-        assert by_seq[0].files == ("mm/frob.c",)
-        assert by_seq[0].file_lines == ((1, 1),)

@@ -1,4 +1,4 @@
-"""FileMap (the matcher's per-file windows) against one SQL query asking the same."""
+"""The matcher's lookups (per-file windows, cached messages) against plain SQL."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from e2g import config
 from e2g.api.core import ingest, open_store
 from e2g.index.store import Store
-from e2g.matcher.candidates import FileMap, TouchingPatch
+from e2g.matcher.candidates import FileMap, MessageCache, TouchingPatch
 from tests.conftest import SAMPLE
 
 
@@ -89,3 +89,27 @@ def test_windows_equal_the_sql_answer(
         assert files.touching(asked, low=start, high=stop) == reference(
             store, asked, start, stop
         )
+
+
+PARTS = [
+    ("kind = 'patch'", (), "ORDER BY date DESC LIMIT 7"),
+    ("subject_key = ?", ("no such subject",), ""),
+    ("kind != 'patch'", (), "ORDER BY seq"),
+    ("kind = 'patch'", (), "ORDER BY seq LIMIT 5"),
+]
+
+
+@pytest.mark.parametrize("limit", [1, 3, 20_000])
+def test_message_cache_parts_equal_a_select_per_part(store: Store, limit: int) -> None:
+    messages = MessageCache(store, limit=limit)  # a tiny limit clears mid-answer
+    for _ in range(2):  # the second time from the cache
+        found = messages.parts(PARTS)
+        assert found == [store.select(*part[:2], suffix=part[2]) for part in PARTS]
+    assert len(found[0]) == 7 and found[1] == [] and found[2]
+
+
+def test_message_cache_by_seqs_is_complete_when_it_clears(store: Store) -> None:
+    seqs = [int(row[0]) for row in store.connection.execute("SELECT seq FROM messages")]
+    messages = MessageCache(store, limit=len(seqs) - 1)
+    assert set(messages.by_seqs(seqs[:-1])) == set(seqs[:-1])
+    assert set(messages.by_seqs(seqs)) == set(seqs)  # full: cleared, all read again
