@@ -8,6 +8,7 @@ diffs itself, it gets a MatchRequest.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +22,7 @@ from e2g.errors import EmptyStore, UsageError
 from e2g.index.link_writer import LinkWriter
 from e2g.index.store import Store
 from e2g.ingest import processes
-from e2g.ingest.gitrepo import Repo
+from e2g.ingest.gitrepo import CommitReader, Repo
 from e2g.ingest.patch import LinesByFile, diff_lines
 from e2g.ingest.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
@@ -189,41 +190,72 @@ class _Job:
     span: tuple[datetime, datetime] | None  # the archive's dates
 
 
-_WORKER: tuple[Matcher, Repo, _Job] | None = None
-# Commits per worker task: each task is one `git log --stdin` run in the worker.
-TASK = 100
+# Commits per worker task. Each worker keeps one git process that reads any
+# number of commits (CommitReader), so tasks can be small: results reach the main
+# process steadily, and no worker idles long at the end.
+TASK = 50
 # A task's results are held until it ends: this bounds their memory.
 MAX_TASK = 1000
 # A task: (sha, whether it predates the archive, so only its metadata is read).
 Task = list[tuple[str, bool]]
 
 
+class _Worker:
+    """One process's matcher, repository and git readers, kept for its life."""
+
+    def __init__(self, job: _Job) -> None:
+        self.job = job
+        self.matcher = _matcher(job.settings)
+        self.repository = Repo.open(job.root)
+        self._readers: dict[bool, CommitReader] = {}
+
+    def match(self, task: Task) -> list[LinkResult]:
+        """Match each commit of `task`, in its order.
+
+        A commit that predates the archive cannot match: git lists its files and
+        counts, without producing a diff that nothing would read.
+        """
+        results: dict[str, LinkResult] = {}
+        late = [sha for sha, early in task if not early]
+        for commit, lines in self._reader(diffs=True).read(late):
+            results[commit.sha] = self.matcher.match(
+                request_for(
+                    commit, ignore_trailers=self.job.ignore_trailers, lines=lines
+                )
+            )
+        early = [sha for sha, early in task if early]
+        for commit, _ in self._reader(diffs=False).read(early) if early else ():
+            info = commit_info(commit)
+            results[commit.sha] = LinkResult(
+                info, (), (), outside_text(info, self.job.span)
+            )
+        return [results[sha] for sha, _ in task if sha in results]
+
+    def close(self) -> None:
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
+        self.matcher.store.close()
+
+    def _reader(self, *, diffs: bool) -> CommitReader:
+        if diffs not in self._readers:
+            self._readers[diffs] = self.repository.reader(diffs=diffs)
+        return self._readers[diffs]
+
+
+_WORKER: _Worker | None = None
+
+
 def _worker_start(job: _Job) -> None:
     global _WORKER
-    _WORKER = (_matcher(job.settings), Repo.open(job.root), job)
+    _WORKER = _Worker(job)
+    # Run when the pool's worker exits normally: git then sees the end of its input.
+    multiprocessing.util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
 
 
 def _worker_match(task: Task) -> list[LinkResult]:
-    """Read the commits (one git process for the whole task) and match each.
-
-    A commit that predates the archive cannot match: git lists its files and
-    counts, without producing a diff that nothing would read.
-    """
     assert _WORKER is not None
-    matcher, repository, job = _WORKER
-    results = {
-        commit.sha: matcher.match(
-            request_for(commit, ignore_trailers=job.ignore_trailers, lines=lines)
-        )
-        for commit, lines in repository.commits_with_lines(
-            [sha for sha, early in task if not early]
-        )
-    }
-    early = [sha for sha, early in task if early]
-    for commit in repository.commits(early, diffs=False):
-        info = commit_info(commit)
-        results[commit.sha] = LinkResult(info, (), (), outside_text(info, job.span))
-    return [results[sha] for sha, _ in task if sha in results]
+    return _WORKER.match(task)
 
 
 def _tasks(
@@ -235,9 +267,8 @@ def _tasks(
 ) -> Iterator[Task]:
     """Tasks that shrink as the work runs out (guided self-scheduling).
 
-    Large first tasks mean few git processes and neighbouring commits in one
-    worker (whose caches then serve them all); small last ones keep every worker
-    busy to the end.
+    Large first tasks keep neighbouring commits in one worker (whose caches then
+    serve them all); small last ones keep every worker busy to the end.
     """
     start = 0
     while start < len(todo):
@@ -252,14 +283,19 @@ def _results(
     """Match in `jobs` processes; each reads its own commits, so git's output and the
     diff parsing are spread over the cores too."""
     if jobs <= 1:
-        _worker_start(job)
-        for task in _tasks(todo, jobs=1, smallest=MAX_TASK):
-            yield from _worker_match(task)
+        worker = _Worker(job)
+        try:
+            for task in _tasks(todo, jobs=1):
+                yield from worker.match(task)
+        finally:
+            worker.close()
         return
     context = processes.context()
     with context.Pool(jobs, initializer=_worker_start, initargs=(job,)) as pool:
         for results in pool.imap(_worker_match, _tasks(todo, jobs=jobs)):
             yield from results
+        pool.close()  # workers end normally, closing their git readers
+        pool.join()
 
 
 def repo_key(repository: Repo) -> str:

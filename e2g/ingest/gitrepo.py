@@ -2,8 +2,10 @@
 
 GitPython finds the repository (searching parent directories as git does). Commits are
 read with one streaming `git log --no-walk=unsorted --stdin -p` process per batch of
-shas, never one process per commit; the stream is split on NUL-framed sentinels that
-cannot occur in a commit message or a diff line. Diff options are pinned (prefixes,
+shas (Repo.commits), or through one long-lived `git diff-tree --stdin` that reads
+batch after batch (CommitReader, for `e2g match`'s workers); never one process per
+commit. The stream is split on NUL-framed sentinels that cannot occur in a commit
+message or a diff line. Diff options are pinned (prefixes,
 context, algorithm, rename detection, full blob ids) so that a commit's patch-id is
 the one `git format-patch` output would get, whatever the user's git config says.
 """
@@ -12,13 +14,14 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 import git
 
@@ -86,6 +89,14 @@ _LOG_OPTIONS = (
 # Without diffs: per file "added<TAB>removed<TAB>path" ("-" counts for binary).
 # (-U and --inter-hunk-context would turn on -p again.)
 _NUMSTAT_OPTIONS = (*_READ_OPTIONS, "--numstat", "--no-renames")
+# `git diff-tree --stdin` prints the same bytes for the same options, commit by
+# commit as the shas arrive, and echoes (and flushes) any line that is no object
+# id: a batch ends at such a marker line, so one process serves many batches.
+_STREAM_ONLY = ("--no-walk=unsorted",)
+# Shas per write: a batch must fit the pipe, or git, blocked on its own output
+# that nobody reads yet, would stop reading ours.
+_STREAM_BATCH = 500
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HEX = re.compile(r"[0-9a-fA-F]{4,64}")
 _EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
 
@@ -196,6 +207,11 @@ class Repo:
         for commit, lines in self._read(shas, batch_size=batch_size, diffs=True):
             yield commit, lines if lines is not None else diff_lines(commit.patch.diff)
 
+    def reader(self, *, diffs: bool = True) -> CommitReader:
+        """A long-lived reader of commits, batch after batch, for one process's life
+        (close it, or use it as a context manager)."""
+        return CommitReader(self, diffs=diffs)
+
     def _read(
         self, shas: Sequence[str], *, batch_size: int, diffs: bool
     ) -> Iterator[tuple[Commit, LinesByFile | None]]:
@@ -289,6 +305,118 @@ class Repo:
                 _raise_git_error(errors.read(), revs=shas, root=self._root)
 
 
+class CommitReader:
+    """Commits read through one `git diff-tree --stdin` process, batch after batch.
+
+    Unlike Repo.commits() (one `git log` per call, which reads all its input
+    before it prints anything), the process stays: a caller can ask for a few
+    commits at a time without starting git each time. Merges and shas that name
+    no commit give nothing; commits are as commits() and commits_with_lines()
+    give them.
+    """
+
+    def __init__(self, repo: Repo, *, diffs: bool) -> None:
+        self._repo = repo
+        self._diffs = diffs
+        self._shallow = repo._shallow_boundary()
+        self._marker = f"#e2g-end-{secrets.token_hex(8)}".encode("ascii")
+        self._options = [
+            option
+            for option in (_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
+            if option not in _STREAM_ONLY
+        ]
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._process = self._start()
+
+    def __enter__(self) -> CommitReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def read(self, shas: Sequence[str]) -> Iterator[tuple[Commit, LinesByFile]]:
+        """The commits named by `shas`, in that order, each with diff_lines() of
+        its diff (empty for a reader without diffs)."""
+        names = [
+            sha if _FULL_SHA.fullmatch(sha) else self._repo.resolve(sha) for sha in shas
+        ]
+        for start in range(0, len(names), _STREAM_BATCH):
+            finished = False
+            try:
+                self._send(names[start : start + _STREAM_BATCH])
+                for record in self._records():
+                    built = _build_commit(
+                        record, shallow=self._shallow, numstat=not self._diffs
+                    )
+                    if built is not None:
+                        commit, lines = built
+                        if lines is None:
+                            lines = diff_lines(commit.patch.diff)
+                        yield commit, lines
+                finished = True
+            finally:
+                if not finished:
+                    # The caller stopped (or git failed) mid-batch: what git still
+                    # prints belongs to no one, so the next batch gets a new git.
+                    self._stop()
+                    self._process = self._start()
+
+    def close(self) -> None:
+        self._stop()
+        self._errors.close()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
+                # --always: a commit that changes nothing still prints its header.
+                self._repo._command(["diff-tree", "--always", *self._options]),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+            )
+        except FileNotFoundError as error:
+            raise RepoError("git not found on PATH") from error
+
+    def _stop(self) -> None:
+        process = self._process
+        if process.poll() is None:
+            assert process.stdin is not None
+            try:
+                process.stdin.close()  # git ends at the end of its input
+                process.wait(timeout=5)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except BrokenPipeError:
+                    pass
+
+    def _send(self, shas: Sequence[str]) -> None:
+        assert self._process.stdin is not None
+        lines = "".join(f"{sha}\n" for sha in shas).encode("ascii")
+        try:
+            self._process.stdin.write(lines + self._marker + b"\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            self._failed()
+
+    def _records(self) -> Iterator[_Record]:
+        assert self._process.stdout is not None
+        splitter = _RecordSplitter(stop=self._marker)
+        yield from splitter.records(self._process.stdout)
+        if not splitter.stopped:  # the output ended before the marker: git died
+            self._failed()
+
+    def _failed(self) -> NoReturn:
+        self._process.kill()
+        self._process.wait()
+        self._errors.seek(0)
+        _raise_git_error(self._errors.read(), revs=(), root=self._repo.root)
+
+
 @dataclass(slots=True)
 class _Record:
     """One commit's raw fields and diff as they came from the stream."""
@@ -308,52 +436,68 @@ def _feed(process: subprocess.Popen[bytes], shas: Sequence[str]) -> None:
 
 
 def _split_records(stream: IO[bytes]) -> Iterator[_Record]:
-    """Cut the `git log` stream into records at the NUL-framed start sentinel.
-
-    The stream is read in blocks cut at line ends, and a record's diff is kept as
-    those blocks: splitting every diff line in Python would cost more than git's
-    own work. A start sentinel is always at the start of a line.
-    """
-    splitter = _RecordSplitter()
-    pending = b""
-    while True:
-        block = stream.read(_READ_SIZE)
-        if not block:
-            yield from splitter.take(pending)
-            break
-        pending += block
-        cut = pending.rfind(b"\n") + 1
-        if cut:
-            yield from splitter.take(pending[:cut])
-            pending = pending[cut:]
-    if splitter.record is not None:
-        yield splitter.record
+    """Cut the `git log` stream into records at the NUL-framed start sentinel."""
+    return _RecordSplitter().records(stream)
 
 
 _READ_SIZE = 1 << 16
 
 
 class _RecordSplitter:
-    """The record being read, fed whole lines a block at a time."""
+    """Cuts git's output into records, fed whole lines a block at a time.
 
-    def __init__(self) -> None:
+    The stream is read in blocks cut at line ends, and a record's diff is kept as
+    those blocks: splitting every diff line in Python would cost more than git's
+    own work. A start sentinel is always at the start of a line, and so is a
+    `stop` marker (which no commit's output can hold: diff lines start with a
+    diff marker, and the message is read up to the NUL-framed end sentinel).
+    """
+
+    def __init__(self, stop: bytes | None = None) -> None:
         self.record: _Record | None = None
         self.header: list[bytes] | None = None  # inside the format fields
+        self.stop = stop
+        self.stopped = False  # the stop marker was read
+
+    def records(self, stream: IO[bytes]) -> Iterator[_Record]:
+        """The records up to the end of `stream`, or up to the stop marker."""
+        pending = b""
+        while not self.stopped:
+            # read1: what the pipe has; a marker's batch ends with no EOF after it.
+            block = stream.read1(_READ_SIZE)  # type: ignore[attr-defined]
+            if not block:
+                yield from self.take(pending)
+                break
+            pending += block
+            cut = pending.rfind(b"\n") + 1
+            if cut:
+                yield from self.take(pending[:cut])
+                pending = pending[cut:]
+        if self.record is not None:
+            yield self.record
+            self.record = None
 
     def take(self, data: bytes) -> Iterator[_Record]:
         position = 0
-        while position < len(data):
+        while position < len(data) and not self.stopped:
             if self.header is not None:
                 position = self._header(data, position)
                 continue
             start = _line_start(data, _START, position)
+            if self.stop is not None:
+                halt = _line_start(data, self.stop, position)
+                if halt >= 0 and (start < 0 or halt < start):
+                    start, self.stopped = halt, True
             end = len(data) if start < 0 else start
             if self.record is not None and end > position:
                 self._diff(data[position:end])
             if start < 0:
                 return
-            if self.record is not None:
+            if self.record is not None and not self.stopped:
                 yield self.record
+                self.record = None
+            if self.stopped:
+                return
             self.record = _Record(header=b"", diff=_DiffBuffer())
             self.header = []
             position = start
@@ -638,7 +782,7 @@ def _parse_contact(line: str) -> Address:
     return Address(name.strip(), email.rstrip(">").strip())
 
 
-def _raise_git_error(stderr: bytes, *, revs: Iterable[str], root: Path) -> None:
+def _raise_git_error(stderr: bytes, *, revs: Iterable[str], root: Path) -> NoReturn:
     message = stderr.decode("utf-8", errors="replace").strip().splitlines()
     detail = message[-1] if message else "git failed"
     detail = detail.removeprefix("fatal: ")

@@ -1,0 +1,110 @@
+"""CommitReader (one `git diff-tree --stdin` for many batches) against Repo.commits()."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import e2g.ingest.gitrepo as gitrepo
+from e2g.errors import RepoError
+from e2g.ingest.gitrepo import Repo
+from tests.ingest.conftest import repo_path, run_git
+
+
+def test_batches_read_as_commits_with_lines_reads_them(history) -> None:
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    expected = list(repo.commits_with_lines(shas))
+    with repo.reader() as reader:
+        # One process, batches of every size, the same commit twice, in any order.
+        for batch in ([shas[0]], shas[1:4], shas[4:], [], list(reversed(shas)), shas):
+            got = [(commit, lines) for commit, lines in reader.read(batch)]
+            want = [pair for sha in batch for pair in expected if pair[0].sha == sha]
+            assert [commit for commit, _ in got] == [commit for commit, _ in want]
+            assert [lines for _, lines in got] == [lines for _, lines in want]
+
+
+def test_without_diffs_as_commits_reads_them(history) -> None:
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    with repo.reader(diffs=False) as reader:
+        assert [commit for commit, _ in reader.read(shas)] == list(
+            repo.commits(shas, diffs=False)
+        )
+
+
+def test_merges_and_unknown_shas_give_nothing(history) -> None:
+    repo = Repo.open(repo_path(history))
+    missing = "0123456789" * 4
+    asked = [str(history["merge"]), missing, str(history["root"])]
+    with repo.reader() as reader:
+        assert [c.sha for c, _ in reader.read(asked)] == [history["root"]]
+        # Names that are not full shas are resolved first (git would echo them).
+        assert [c.sha for c, _ in reader.read(["v1.0", "HEAD^1"])] == [
+            history["binary"],
+            history["main-side"],
+        ]
+
+
+def test_a_caller_that_stops_early_leaves_the_next_batch_whole(history) -> None:
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    expected = [commit for commit, _ in repo.commits_with_lines(shas)]
+    with repo.reader() as reader:
+        stream = reader.read(shas)
+        assert next(stream)[0] == expected[0]
+        stream.close()  # git is still printing this batch
+        assert [commit for commit, _ in reader.read(shas)] == expected
+
+
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_tiny_reads_and_tiny_batches(history, monkeypatch, size: int) -> None:
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    expected = [commit for commit, _ in repo.commits_with_lines(shas)]
+    monkeypatch.setattr(gitrepo, "_READ_SIZE", size)
+    monkeypatch.setattr(gitrepo, "_STREAM_BATCH", 2)
+    with repo.reader() as reader:
+        assert [commit for commit, _ in reader.read(shas)] == expected
+
+
+def test_shallow_boundary_reads_as_commits_reads_it(history, tmp_path: Path) -> None:
+    shallow = tmp_path / "shallow"
+    run_git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "3",
+        f"file://{repo_path(history)}",
+        str(shallow),
+    )
+    repo = Repo.open(shallow)
+    shas = repo.rev_list([])
+    with repo.reader() as reader:
+        got = [commit for commit, _ in reader.read(shas)]
+    assert got == list(repo.commits(shas))
+    assert next(c for c in got if c.sha == history["unicode"]).patch.files == ()
+
+
+def test_git_dying_is_a_repo_error(history, tmp_path: Path) -> None:
+    repo = Repo.open(repo_path(history))
+    with repo.reader() as reader:
+        reader._process.kill()
+        reader._process.wait()
+        with pytest.raises(RepoError):
+            list(reader.read([str(history["root"])]))
+        # The next batch gets a new git.
+        assert [c.sha for c, _ in reader.read([str(history["root"])])] == [
+            history["root"]
+        ]
+
+
+def test_close_ends_git(history) -> None:
+    repo = Repo.open(repo_path(history))
+    reader = repo.reader()
+    process = reader._process
+    list(reader.read(repo.rev_list([])))
+    reader.close()
+    assert process.returncode == 0
