@@ -24,7 +24,7 @@ MAX_THREAD = 2000
 UrlFor = Callable[[str, str | None], str]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: see scoring.CandidateInfo
 class Verdict:
     message: StoredMessage
     score: Score

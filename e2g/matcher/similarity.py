@@ -175,6 +175,13 @@ def _pair_files(
     paired = {path for path, _ in pairs}
     rest_commit = [path for path in commit_paths if path not in paired]
     rest_mail = [path for path in mail_paths if path not in paired]
+    # Most pairs end here (this runs for every candidate): with nothing left on a
+    # side, or no basename left in common, no basename pair can form.
+    if not rest_commit or not rest_mail:
+        return pairs, rest_commit, rest_mail
+    names = {_basename(path) for path in rest_commit}
+    if not any(_basename(path) in names for path in rest_mail):
+        return pairs, rest_commit, rest_mail
     commit_by_name = _unique_basenames(rest_commit)
     mail_by_name = _unique_basenames(rest_mail)
     for name, commit_path in commit_by_name.items():

@@ -260,3 +260,45 @@ def test_unlike_diffs_get_a_bound_instead_of_a_line_comparison() -> None:
     assert not overlap.exact
     assert overlap.similarity < 0.3
     assert overlap.similarity >= diff_overlap(commit, mail).similarity
+
+
+def reference_pairs(
+    commit_paths: list[str], mail_paths: list[str]
+) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """pair_files() as DESIGN.md states it, without its shortcuts."""
+
+    def unique(paths: list[str]) -> dict[str, str]:
+        names = [path.rsplit("/", 1)[-1] for path in paths]
+        return {n: p for n, p in zip(names, paths, strict=True) if names.count(n) == 1}
+
+    pairs = [(path, path) for path in commit_paths if path in mail_paths]
+    rest_commit = [p for p in commit_paths if p not in mail_paths]
+    rest_mail = [p for p in mail_paths if p not in commit_paths]
+    theirs = unique(rest_mail)
+    pairs += [(p, theirs[n]) for n, p in unique(rest_commit).items() if n in theirs]
+    return (
+        pairs,
+        [p for p in commit_paths if p not in {c for c, _ in pairs}],
+        [p for p in mail_paths if p not in {m for _, m in pairs}],
+    )
+
+
+_PATHS = st.lists(
+    st.builds(
+        "/".join,
+        st.lists(
+            st.sampled_from(["a", "b", "src", "Makefile", "x.c", "y.h"]),
+            min_size=1,
+            max_size=3,
+        ),
+    ),
+    unique=True,
+    max_size=6,
+)
+
+
+@given(_PATHS, _PATHS)
+def test_pair_files_equals_its_plain_statement(
+    commit: list[str], mail: list[str]
+) -> None:
+    assert pair_files(commit, mail) == reference_pairs(commit, mail)
