@@ -11,8 +11,20 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import threading
+from datetime import timedelta, timezone
 from multiprocessing.context import ForkContext, ForkServerContext
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
+
+
+def _reduce_timezone(zone: timezone) -> tuple[type[timezone], tuple[timedelta, ...]]:
+    return timezone, zone.__getinitargs__()  # type: ignore[attr-defined]
+
+
+# Workers send back datetimes in their authors' own offsets. By default pickle
+# rebuilds each timezone through copyreg, which finds its slot names anew every
+# time (a C type caches nothing): in a match run that was 3% of a worker's time.
+ForkingPickler.register(timezone, _reduce_timezone)
 
 
 def context() -> ForkContext | ForkServerContext:

@@ -35,3 +35,26 @@ def test_a_program_read_from_stdin_keeps_fork(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     with another_thread():
         assert processes.context().get_start_method() == "fork"
+
+
+def test_worker_results_carry_timezones_whole_without_copyreg(monkeypatch) -> None:
+    import copyreg
+    import pickle
+    from datetime import UTC, datetime, timedelta, timezone
+    from multiprocessing.reduction import ForkingPickler
+
+    def slow_path(cls: type) -> list[str]:
+        raise AssertionError(f"{cls.__name__} pickled through copyreg")
+
+    monkeypatch.setattr(copyreg, "_slotnames", slow_path)
+    zones = [
+        UTC,
+        timezone(timedelta(hours=-5, minutes=-30)),
+        timezone(timedelta(hours=2), "CEST"),
+    ]
+    for zone in zones:
+        when = datetime(2024, 2, 29, 23, 59, tzinfo=zone)
+        again = pickle.loads(ForkingPickler.dumps(when))
+        assert again == when
+        assert again.utcoffset() == when.utcoffset()
+        assert again.tzname() == when.tzname()
