@@ -19,7 +19,7 @@ from pathlib import Path
 from e2g.api.core import open_store
 from e2g.config import Settings
 from e2g.errors import EmptyStore, UsageError
-from e2g.index.link_writer import LinkWriter
+from e2g.index.link_writer import LinkRows, LinkWriter, link_rows
 from e2g.index.store import Store
 from e2g.ingest import processes
 from e2g.ingest.gitrepo import CommitReader, Repo
@@ -28,7 +28,7 @@ from e2g.ingest.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.scoring import predates
-from e2g.model import Commit, CommitInfo, LinkResult, commit_info
+from e2g.model import Commit, CommitInfo, Compact, LinkResult, commit_info
 
 BATCH = 200
 
@@ -188,6 +188,38 @@ class _Job:
     root: Path
     ignore_trailers: bool
     span: tuple[datetime, datetime] | None  # the archive's dates
+    max_seq: int  # the store's newest message: links record what they saw
+    as_json: bool  # whether the caller shows each answer as link_json()
+
+
+@dataclass(frozen=True, slots=True)
+class Matched(Compact):
+    """One commit's answer as a worker hands it to the main process: already in the
+    shapes the store and the output take, so the main process (one core among the
+    workers) only stores and prints, and the answer crosses as plain values."""
+
+    sha: str
+    method: str | None  # the applied posting's; None: no match
+    outside: bool  # unmatched and dated outside the archive: no match was possible
+    rows: LinkRows
+    json: dict[str, object] | None  # link_json(), when the job asks for it
+
+    @property
+    def status(self) -> str:
+        return "no-match" if self.method is None else "matched"
+
+
+def matched(result: LinkResult, job: _Job) -> Matched:
+    applied = next((posting for posting in result.postings if posting.applied), None)
+    return Matched(
+        sha=result.commit.sha,
+        method=applied.method if applied else None,
+        outside=applied is None
+        and job.span is not None
+        and outside_archive(result.commit, job.span),
+        rows=link_rows(result, max_seq=job.max_seq),
+        json=link_json(result) if job.as_json else None,
+    )
 
 
 # Commits per worker task. Each worker keeps one git process that reads any
@@ -209,7 +241,7 @@ class _Worker:
         self.repository = Repo.open(job.root)
         self._readers: dict[bool, CommitReader] = {}
 
-    def match(self, task: Task) -> list[LinkResult]:
+    def match(self, task: Task) -> list[Matched]:
         """Match each commit of `task`, in its order.
 
         A commit that predates the archive cannot match: git lists its files and
@@ -229,7 +261,7 @@ class _Worker:
             results[commit.sha] = LinkResult(
                 info, (), (), outside_text(info, self.job.span)
             )
-        return [results[sha] for sha, _ in task if sha in results]
+        return [matched(results[sha], self.job) for sha, _ in task if sha in results]
 
     def close(self) -> None:
         for reader in self._readers.values():
@@ -253,7 +285,7 @@ def _worker_start(job: _Job) -> None:
     multiprocessing.util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
 
 
-def _worker_match(task: Task) -> list[LinkResult]:
+def _worker_match(task: Task) -> list[Matched]:
     assert _WORKER is not None
     return _WORKER.match(task)
 
@@ -279,7 +311,7 @@ def _tasks(
 
 def _results(
     job: _Job, todo: Sequence[tuple[str, bool]], *, jobs: int
-) -> Iterator[LinkResult]:
+) -> Iterator[Matched]:
     """Match in `jobs` processes; each reads its own commits, so git's output and the
     diff parsing are spread over the cores too."""
     if jobs <= 1:
@@ -302,7 +334,7 @@ def repo_key(repository: Repo) -> str:
     return str(repository.root.resolve())
 
 
-def match(
+def match(  # noqa: PLR0913 - options are keyword-only
     settings: Settings,
     revs: Sequence[str],
     *,
@@ -310,9 +342,13 @@ def match(
     all_refs: bool = False,
     ignore_trailers: bool = False,
     jobs: int = 0,
-    on_result: Callable[[LinkResult, MatchSummary], None] | None = None,
+    on_result: Callable[[Matched, MatchSummary], None] | None = None,
+    as_json: bool = False,
 ) -> MatchSummary:
-    """Match every non-merge commit `git rev-list` gives for `revs`; store the links."""
+    """Match every non-merge commit `git rev-list` gives for `revs`; store the links.
+
+    `on_result` sees each commit's answer as it is stored; with `as_json`, the
+    answer carries link_json() too."""
     started = time.monotonic()
     repository = Repo.open(repo)
     dated, merges = repository.dated_rev_list(revs, all_refs=all_refs)
@@ -333,18 +369,18 @@ def match(
             if sha not in done
         ]
         summary.skipped = len(dated) - len(todo)
-        pending: list[LinkResult] = []
-        job = _Job(settings, repository.root, ignore_trailers, span)
-        for result in _results(job, todo, jobs=jobs):
-            _count(summary, result, span)
-            pending.append(result)
+        pending: list[LinkRows] = []
+        job = _Job(settings, repository.root, ignore_trailers, span, max_seq, as_json)
+        for answer in _results(job, todo, jobs=jobs):
+            _count(summary, answer)
+            pending.append(answer.rows)
             if len(pending) >= BATCH:
-                writer.write(pending, max_seq=max_seq)
+                writer.write(pending)
                 pending = []
             if on_result is not None:
                 summary.elapsed = time.monotonic() - started
-                on_result(result, summary)
-        writer.write(pending, max_seq=max_seq)
+                on_result(answer, summary)
+        writer.write(pending)
     summary.elapsed = time.monotonic() - started
     return summary
 
@@ -353,15 +389,11 @@ def _utc(stamp: int) -> datetime:
     return datetime.fromtimestamp(stamp, UTC)
 
 
-def _count(
-    summary: MatchSummary, result: LinkResult, span: tuple[datetime, datetime] | None
-) -> None:
+def _count(summary: MatchSummary, answer: Matched) -> None:
     summary.commits += 1
-    applied = next((posting for posting in result.postings if posting.applied), None)
-    if applied is None:
+    if answer.method is None:
         summary.no_match += 1
-        if span is not None and outside_archive(result.commit, span):
-            summary.outside += 1
+        summary.outside += answer.outside
         return
     summary.matched += 1
-    summary.by_method[applied.method] += 1
+    summary.by_method[answer.method] += 1

@@ -192,14 +192,14 @@ def match(
     ] = 0,
 ) -> None:
     """Match every non-merge commit of a range and store the links."""
-    from e2g.api.link import link_json
+    from e2g.api.link import Matched
     from e2g.api.link import match as match_range
 
     with output.ProgressBar("match", enabled=not state.quiet) as bar:
 
-        def on_result(result: LinkResult, summary: MatchSummary) -> None:
-            if jsonl:
-                output.json_line(link_json(result))
+        def on_result(answer: Matched, summary: MatchSummary) -> None:
+            if answer.json is not None:
+                output.json_line(answer.json)
             bar.update(
                 status=f"{output.number(summary.commits)} commits  {output.number(summary.matched)} matched  {summary.rate:,.0f}/s"
             )
@@ -212,6 +212,7 @@ def match(
             ignore_trailers=ignore_trailers,
             jobs=jobs,
             on_result=on_result,
+            as_json=jsonl,
         )
     if not state.quiet:
         output.err(_summary(summary))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from e2g.errors import StoreError
 from e2g.index.db import connect, explain
-from e2g.model import LinkResult
+from e2g.model import Compact, LinkResult
 
 
 class LinkWriter:
@@ -44,10 +45,11 @@ class LinkWriter:
         )
         return {str(row[0]) for row in rows}
 
-    def write(self, results: Sequence[LinkResult], *, max_seq: int) -> None:
+    def write(self, batch: Sequence[LinkRows]) -> None:
+        """Store a batch of link_rows() answers in one transaction."""
         try:
             self.connection.execute("BEGIN IMMEDIATE")
-            self._write_batch(results, max_seq)
+            self._write_batch(batch)
             self.connection.execute("COMMIT")
         except sqlite3.DatabaseError as err:
             if self.connection.in_transaction:
@@ -58,40 +60,46 @@ class LinkWriter:
                 self.connection.execute("ROLLBACK")
             raise
 
-    def _write_batch(self, results: Sequence[LinkResult], max_seq: int) -> None:
+    def _write_batch(self, batch: Sequence[LinkRows]) -> None:
         """Three statements for the whole batch: old links out, commits and links in."""
         self.connection.executemany(
             "DELETE FROM links WHERE repo = ? AND commit_sha = ?",
-            [(self.repo, result.commit.sha) for result in results],
+            [(self.repo, rows.commit[0]) for rows in batch],
         )
         self.connection.executemany(
             "INSERT OR REPLACE INTO commits(repo, sha, subject, author_name, author_email, author_date, "
             "commit_date, files, status, method, score, matched_at_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [self._commit_row(result, max_seq) for result in results],
+            [(self.repo, *rows.commit) for rows in batch],
         )
         self.connection.executemany(
             "INSERT OR REPLACE INTO links(commit_sha, repo, message_id, method, score, applied, evidence) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    result.commit.sha,
-                    self.repo,
-                    posting.message_id,
-                    posting.method,
-                    posting.score,
-                    int(posting.applied),
-                    json.dumps([[e.signal, e.detail] for e in posting.evidence]),
-                )
-                for result in results
-                for posting in result.postings
+                (rows.commit[0], self.repo, *link)
+                for rows in batch
+                for link in rows.links
             ],
         )
 
-    def _commit_row(self, result: LinkResult, max_seq: int) -> tuple[object, ...]:
-        commit = result.commit
-        applied = next((p for p in result.postings if p.applied), None)
-        return (
-            self.repo,
+
+CommitRow = tuple[str, str, str, str, int, int, str, str, str | None, float | None, int]
+LinkRow = tuple[str, str, float, int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRows(Compact):
+    """One commit's rows (without the repository), as a worker process makes them."""
+
+    commit: CommitRow  # sha first
+    links: tuple[LinkRow, ...]
+
+
+def link_rows(result: LinkResult, *, max_seq: int) -> LinkRows:
+    """The `commits` row and the `links` rows that store `result`."""
+    commit = result.commit
+    applied = next((p for p in result.postings if p.applied), None)
+    return LinkRows(
+        commit=(
             commit.sha,
             commit.subject,
             commit.author.name,
@@ -103,4 +111,15 @@ class LinkWriter:
             applied.method if applied else None,
             applied.score if applied else None,
             max_seq,
-        )
+        ),
+        links=tuple(
+            (
+                posting.message_id,
+                posting.method,
+                posting.score,
+                int(posting.applied),
+                json.dumps([[e.signal, e.detail] for e in posting.evidence]),
+            )
+            for posting in result.postings
+        ),
+    )
