@@ -238,6 +238,7 @@ class _Worker:
     def __init__(self, job: _Job) -> None:
         self.job = job
         self.matcher = _matcher(job.settings)
+        self.matcher.store.hold_snapshot()  # the main process writes links meanwhile
         self.repository = Repo.open(job.root)
         self._readers: dict[bool, CommitReader] = {}
 

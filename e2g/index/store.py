@@ -183,7 +183,21 @@ class Store:
         self.close()
 
     def close(self) -> None:
+        if self.connection.in_transaction:
+            self.connection.rollback()
         self.connection.close()
+
+    def hold_snapshot(self) -> None:
+        """From now on, read the store as it is now, in one read transaction.
+
+        For a long reader beside a writer (`e2g match` stores links while its
+        workers read mail): each query would otherwise start a transaction of its
+        own, and SQLite drops a connection's whole page cache at the next one
+        whenever another connection has committed meanwhile.
+        """
+        if not self.connection.in_transaction:
+            self.connection.execute("BEGIN")
+            self.connection.execute("SELECT COUNT(*) FROM meta").fetchone()
 
     @property
     def codec(self) -> Codec:

@@ -180,3 +180,21 @@ def test_seq_parts_answers_each_part_with_its_own_order_and_limit(
         assert [ids[seq] for seq in by_seq] == [
             f"msg{n}@example.org" for n in (2, 5, 8, 11)
         ]
+
+
+def test_a_held_snapshot_reads_the_store_as_it_was(tmp_path: Path, write_mbox) -> None:
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    ingest(
+        settings, [str(write_mbox("a.mbox", [mail(n) for n in range(1, 5)]))], workers=1
+    )
+    with Store(settings.store_path) as reader:
+        reader.hold_snapshot()
+        ingest(
+            settings,
+            [str(write_mbox("b.mbox", [mail(n) for n in range(5, 9)]))],
+            workers=1,
+        )
+        assert reader.counts().messages == 4
+        assert reader.max_seq() == 4
+    with Store(settings.store_path) as fresh:
+        assert fresh.counts().messages == 8
