@@ -23,7 +23,7 @@ from e2g.index.link_writer import LinkRows, LinkWriter, link_rows
 from e2g.index.store import Store
 from e2g.ingest import processes
 from e2g.ingest.gitrepo import CommitReader, Repo
-from e2g.ingest.patch import LinesByFile, diff_lines
+from e2g.ingest.patch import Lines, diff_lines
 from e2g.ingest.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
@@ -34,7 +34,7 @@ BATCH = 200
 
 
 def request_for(
-    commit: Commit, *, ignore_trailers: bool, lines: LinesByFile | None = None
+    commit: Commit, *, ignore_trailers: bool, lines: Lines | None = None
 ) -> MatchRequest:
     """What the matcher needs of `commit`; pass `lines` when reading it gave them."""
     linked = () if ignore_trailers else tuple(linked_message_ids(commit.trailers))

@@ -27,7 +27,7 @@ import git
 
 from e2g.errors import RepoError, UnknownCommit
 from e2g.ingest.patch import (
-    LinesByFile,
+    Lines,
     compute_patch_id,
     diff_lines,
     git_diff_patch_id,
@@ -202,7 +202,7 @@ class Repo:
 
     def commits_with_lines(
         self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE
-    ) -> Iterator[tuple[Commit, LinesByFile]]:
+    ) -> Iterator[tuple[Commit, Lines]]:
         """commits(), each with diff_lines() of its diff, from the same single parse."""
         for commit, lines in self._read(shas, batch_size=batch_size, diffs=True):
             yield commit, lines if lines is not None else diff_lines(commit.patch.diff)
@@ -214,7 +214,7 @@ class Repo:
 
     def _read(
         self, shas: Sequence[str], *, batch_size: int, diffs: bool
-    ) -> Iterator[tuple[Commit, LinesByFile | None]]:
+    ) -> Iterator[tuple[Commit, Lines | None]]:
         shallow = self._shallow_boundary()
         names = [sha if _HEX.fullmatch(sha) else self.resolve(sha) for sha in shas]
         options = _LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS
@@ -334,7 +334,7 @@ class CommitReader:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def read(self, shas: Sequence[str]) -> Iterator[tuple[Commit, LinesByFile]]:
+    def read(self, shas: Sequence[str]) -> Iterator[tuple[Commit, Lines]]:
         """The commits named by `shas`, in that order, each with diff_lines() of
         its diff (empty for a reader without diffs)."""
         names = [
@@ -645,7 +645,7 @@ def _hunk_counts(line: bytes) -> tuple[int, int]:
 
 def _build_commit(
     record: _Record, *, shallow: frozenset[str], numstat: bool = False
-) -> tuple[Commit, LinesByFile | None] | None:
+) -> tuple[Commit, Lines | None] | None:
     """The commit, and diff_lines() of its diff when parsing gave them for free."""
     fields = record.header.decode("utf-8", errors="replace").split("\x00")
     if len(fields) < 12:
@@ -658,7 +658,7 @@ def _build_commit(
         log.debug("skipping merge %s", sha)
         return None
     message = "\x00".join(fields[10:-1])
-    lines: LinesByFile | None = None
+    lines: Lines | None = None
     if sha in shallow:
         log.info("commit %s is a shallow-clone boundary: its diff is unknown", sha)
         patch = _EMPTY_PATCH
@@ -680,7 +680,7 @@ def _build_commit(
     return commit, lines
 
 
-def _build_patch(buffer: _DiffBuffer) -> tuple[Patch, LinesByFile | None]:
+def _build_patch(buffer: _DiffBuffer) -> tuple[Patch, Lines | None]:
     data = b"".join(buffer.lines)
     try:
         text = data.decode("utf-8")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, FileChange, FileStatus, Patch
@@ -35,6 +35,8 @@ MAX_PARTS = 64  # text parts of one message that may carry diffs
 
 # Per normalised path: (added lines, removed lines), as diff_lines() gives them.
 LinesByFile = dict[str, tuple[list[str], list[str]]]
+# The same, read-only: a LinesByFile or ChangedLines.
+Lines = Mapping[str, tuple[list[str], list[str]]]
 
 _HUNK = re.compile(r"@@ -(\d{1,10})(?:,(\d{1,10}))? \+(\d{1,10})(?:,(\d{1,10}))? @@")
 _GIT_EXTENDED = (
@@ -785,15 +787,48 @@ def parse_diff(diff: str) -> Patch | None:
 
 def parse_diff_with_lines(
     diff: str, *, patch_id: str | None = None
-) -> tuple[Patch | None, LinesByFile]:
+) -> tuple[Patch | None, ChangedLines]:
     """parse_diff() and diff_lines() of the same text, reading it once; `patch_id`,
-    when the caller computed it already (git_diff_patch_id())."""
-    changed: LinesByFile = {}
-    return _parse_diff(diff, changed, patch_id), changed
+    when the caller computed it already (git_diff_patch_id()). The lines are
+    collapsed when first asked for: about half of all commits never are."""
+    changed: list[tuple[str, _FileRecord]] = []
+    return _parse_diff(diff, changed, patch_id), ChangedLines(changed)
+
+
+class ChangedLines(Mapping[str, tuple[list[str], list[str]]]):
+    """diff_lines() of a parsed diff, made on first use."""
+
+    __slots__ = ("_lines", "_records")
+
+    def __init__(self, records: Sequence[tuple[str, _FileRecord]]) -> None:
+        self._records = records
+        self._lines: LinesByFile | None = None
+
+    def _made(self) -> LinesByFile:
+        if self._lines is None:
+            lines: LinesByFile = {}
+            for path, record in self._records:
+                _collect_lines(lines, path, record)
+            self._lines, self._records = lines, ()
+        return self._lines
+
+    def __getitem__(self, path: str) -> tuple[list[str], list[str]]:
+        return self._made()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return len(self._made())
+
+    def __repr__(self) -> str:
+        return f"ChangedLines({self._made()!r})"
 
 
 def _parse_diff(
-    diff: str, changed: LinesByFile | None, patch_id: str | None = None
+    diff: str,
+    changed: list[tuple[str, _FileRecord]] | None,
+    patch_id: str | None = None,
 ) -> Patch | None:
     lines, final_newline = _split_lines(diff)
     segments = _scan(lines)
@@ -804,7 +839,7 @@ def _parse_diff(
     for change, record in _changes(segments):
         files_list.append(change)
         if changed is not None:
-            _collect_lines(changed, change.path, record)
+            changed.append((change.path, record))
     files = tuple(files_list)
     return Patch(
         diff=text,

@@ -10,7 +10,7 @@ make one commit cost more than a few hundred comparisons.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Generic, NamedTuple, TypeVar
@@ -19,7 +19,7 @@ from e2g.index.store import Store, StoredMessage
 from e2g.matcher.scoring import CandidateInfo
 from e2g.model import Commit
 
-LinesByFile = dict[str, tuple[list[str], list[str]]]
+LinesByFile = Mapping[str, tuple[list[str], list[str]]]
 LinesOf = Callable[[str], LinesByFile]
 _Key = TypeVar("_Key")
 _Value = TypeVar("_Value")

@@ -690,3 +690,47 @@ def test_split_body_finds_exactly_the_diff(files):
     )
     assert found == diff
     assert commentary == "Subject words\n\nSigned-off-by: X <x@y>"
+
+
+_DIFF_LINE = st.text(
+    alphabet=st.sampled_from(list("ab \t{}();\u00a0\u2028x1")), max_size=12
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a.c", "lib/c.h", "mm/frob.c"]),
+            st.lists(_DIFF_LINE, min_size=1, max_size=5),
+        ),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda item: item[0],
+    )
+)
+def test_parse_diff_with_lines_gives_diff_lines_when_asked(files) -> None:
+    import e2g.ingest.patch as patch
+
+    text = "".join(
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,{len(lines)} +1,{len(lines)} @@\n"
+        + "".join(f"-{line}\n" for line in lines)
+        + "".join(f"+{line} \n" for line in lines)
+        for path, lines in files
+    )
+    calls = []
+    original = patch._collapse
+
+    def counting(line: str) -> str:
+        calls.append(line)
+        return original(line)
+
+    patch._collapse = counting
+    try:
+        parsed, lines = patch.parse_diff_with_lines(text)
+        assert parsed == parse_diff(text)
+        assert calls == []  # nothing collapsed before the lines are asked for
+        assert dict(lines) == diff_lines(text)
+        assert lines == diff_lines(text) and list(lines) == list(diff_lines(text))
+    finally:
+        patch._collapse = original
