@@ -89,6 +89,19 @@ def from_epoch(value: int | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
+def in_list(values: Sequence[object]) -> tuple[str, list[object]]:
+    """Placeholders and parameters for `IN (...)` over `values` (not empty), padded
+    to a power of two by repeating the last value, which changes no answer.
+
+    SQLite's statement cache keys on the SQL text: an IN list of every length is a
+    new text, parsed and planned again each time (in a match run, most of the time
+    spent fetching messages); padded, a few texts serve every length.
+    """
+    size = 1 << (len(values) - 1).bit_length()
+    padded = [*values, *[values[-1]] * (size - len(values))]
+    return ",".join("?" * size), padded
+
+
 def _message(
     row: Sequence[Any],
     lists: tuple[str, ...],
@@ -237,9 +250,8 @@ class Store:
         """The rows of `sql` (its first column a seq) by seq, asked 500 seqs at a time."""
         grouped: dict[int, list[tuple[Any, ...]]] = {}
         for start in range(0, len(seqs), 500):
-            chunk = list(seqs[start : start + 500])
-            query = sql.format(",".join("?" * len(chunk)))
-            for seq, *rest in self.connection.execute(query, chunk):
+            marks, chunk = in_list(seqs[start : start + 500])
+            for seq, *rest in self.connection.execute(sql.format(marks), chunk):
                 grouped.setdefault(int(seq), []).append(tuple(rest))
         return grouped
 
@@ -309,10 +321,8 @@ class Store:
         ids = list(dict.fromkeys(message_ids))
         found: list[StoredMessage] = []
         for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            found.extend(
-                self.select(f"message_id IN ({','.join('?' * len(chunk))})", chunk)
-            )
+            marks, chunk = in_list(ids[start : start + 500])
+            found.extend(self.select(f"message_id IN ({marks})", chunk))
         return found
 
     def raw(self, seq: int) -> bytes | None:
@@ -362,18 +372,34 @@ class Store:
     ) -> list[tuple[int, str, str]]:
         """(seq, key, value) of the given trailer keys in the given messages, in order."""
         found: list[tuple[int, str, str]] = []
-        key_marks = ",".join("?" * len(keys))
+        if not keys:
+            return found
+        key_marks, key_values = in_list(keys)
         for start in range(0, len(seqs), 500):
-            chunk = list(seqs[start : start + 500])
+            marks, chunk = in_list(seqs[start : start + 500])
             found += [
                 (int(seq), str(key), str(value))
                 for seq, key, value in self.connection.execute(
-                    f"SELECT seq, key, value FROM trailers WHERE seq IN ({','.join('?' * len(chunk))}) "
+                    f"SELECT seq, key, value FROM trailers WHERE seq IN ({marks}) "
                     f"AND key IN ({key_marks}) ORDER BY rowid",
-                    (*chunk, *keys),
+                    (*chunk, *key_values),
                 )
             ]
         return found
+
+    def cover_seqs(self, series_ids: Sequence[int]) -> list[int]:
+        """The seqs of these series' cover letters, in seq order."""
+        if not series_ids:
+            return []
+        marks, values = in_list(series_ids)
+        return sorted(
+            int(seq)
+            for (seq,) in self.connection.execute(
+                f"SELECT DISTINCT cover_seq FROM series WHERE id IN ({marks}) "
+                "AND cover_seq IS NOT NULL",
+                values,
+            )
+        )
 
     def series_members(self, series_id: int) -> list[StoredMessage]:
         return self.select("series_id = ?", (series_id,), suffix="ORDER BY part, seq")

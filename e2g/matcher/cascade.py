@@ -229,7 +229,7 @@ class Matcher:
             )
             for message, method, total, evidence in chosen.values()
         ]
-        for cover in covers(self.store, patches):
+        for cover in covers(self._lookups.messages, patches):
             if cover.message_id not in chosen:
                 postings.append(
                     to_posting(

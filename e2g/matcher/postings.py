@@ -156,14 +156,13 @@ def to_posting(  # noqa: PLR0913 - all keyword-only
     )
 
 
-def covers(store: Store, patches: Iterable[StoredMessage]) -> list[StoredMessage]:
+def covers(
+    messages: MessageCache, patches: Iterable[StoredMessage]
+) -> list[StoredMessage]:
     """The cover letters of the series these patches belong to, once each."""
     series_ids = sorted(
         {patch.series_id for patch in patches if patch.series_id is not None}
     )
-    if not series_ids:
-        return []
-    marks = ",".join("?" * len(series_ids))
-    return store.select(
-        f"seq IN (SELECT cover_seq FROM series WHERE id IN ({marks}))", series_ids
-    )
+    seqs = messages.store.cover_seqs(series_ids)
+    found = messages.by_seqs(seqs)
+    return [found[seq] for seq in seqs if seq in found]

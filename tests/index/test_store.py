@@ -198,3 +198,24 @@ def test_a_held_snapshot_reads_the_store_as_it_was(tmp_path: Path, write_mbox) -
         assert reader.max_seq() == 4
     with Store(settings.store_path) as fresh:
         assert fresh.counts().messages == 8
+
+
+def test_in_list_pads_to_a_power_of_two_without_changing_answers(
+    tmp_path: Path,
+) -> None:
+    from e2g.index.store import in_list
+
+    for size in (1, 2, 3, 5, 8, 9, 500):
+        values = list(range(size))
+        marks, padded = in_list(values)
+        assert marks.count("?") == len(padded) >= size
+        assert len(padded) & (len(padded) - 1) == 0 and len(padded) < 2 * size + 1
+        assert padded[:size] == values and set(padded) == set(values)
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE t (n INTEGER)")
+    connection.executemany("INSERT INTO t VALUES (?)", [(n,) for n in range(10)])
+    marks, padded = in_list([7, 2, 5])
+    rows = connection.execute(
+        f"SELECT n FROM t WHERE n IN ({marks}) ORDER BY n", padded
+    )
+    assert [n for (n,) in rows] == [2, 5, 7]
