@@ -7,6 +7,7 @@ Link. The store maps rows to and from these; output maps them to JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -104,6 +105,31 @@ class SubjectInfo:
     tags: tuple[str, ...] = ()  # tree tags: net-next, liburing, 4.19, ...
 
 
+# How much a changed line weighs when two diffs are compared (the matcher's diff
+# similarity), here because ingest stores each mail file's total weight. A line
+# with fewer alphanumerics than MIN_ALNUM ("}", "", "*/", "});") says little about
+# which patch it came from, so it weighs TRIVIAL_WEIGHT instead of 1.
+MIN_ALNUM = 3
+TRIVIAL_WEIGHT = 0.1
+
+
+def is_informative(line: str) -> bool:
+    """Whether a +/- line has enough letters or digits to tell patches apart."""
+    alnum = 0
+    for character in line:
+        if character.isalnum():
+            alnum += 1
+            if alnum >= MIN_ALNUM:
+                return True
+    return False
+
+
+def lines_weight(lines: Sequence[str]) -> tuple[int, float]:
+    """(informative lines, total weight) of whitespace-collapsed +/- lines."""
+    informative = sum(map(is_informative, lines))
+    return informative, informative + TRIVIAL_WEIGHT * (len(lines) - informative)
+
+
 @dataclass(frozen=True, slots=True)
 class FileChange:
     """One file's part of a diff."""
@@ -114,6 +140,9 @@ class FileChange:
     binary: bool = False
     added: int = 0
     removed: int = 0
+    # lines_weight() of the path's collapsed added and removed lines, all its diffs
+    # in the text together; set for mail (which the store keeps), None otherwise.
+    weight: float | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX messages_patch_author_date ON messages(patch_author_email, date)
         WHERE patch_author_email IS NOT NULL;
     """,
+    # 3: each mail file's line weight (model.lines_weight), so the matcher can bound
+    # a diff's similarity before reading it; NULL for mail stored before.
+    """
+    ALTER TABLE files ADD COLUMN weight REAL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

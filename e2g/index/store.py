@@ -63,6 +63,8 @@ class StoredMessage:
     files: tuple[str, ...] = ()
     # Per file of `files`: its (added, removed) line counts as the diff gives them.
     file_lines: tuple[tuple[int, int], ...] = ()
+    # Per file of `files`: its line weight (model.lines_weight); None when unknown.
+    file_weights: tuple[float | None, ...] = ()
 
     @property
     def date_corrected(self) -> bool:
@@ -105,7 +107,7 @@ def in_list(values: Sequence[object]) -> tuple[str, list[object]]:
 def _message(
     row: Sequence[Any],
     lists: tuple[str, ...],
-    files: tuple[tuple[str, int, int], ...],
+    files: tuple[tuple[str, int, int, float | None], ...],
 ) -> StoredMessage:
     (
         seq,
@@ -171,8 +173,9 @@ def _message(
         series_id=series_id,
         list_id=list_id,
         lists=lists,
-        files=tuple(path for path, _, _ in files),
-        file_lines=tuple((added, removed) for _, added, removed in files),
+        files=tuple(path for path, _, _, _ in files),
+        file_lines=tuple((added, removed) for _, added, removed, _ in files),
+        file_weights=tuple(weight for _, _, _, weight in files),
     )
 
 
@@ -231,15 +234,22 @@ class Store:
 
     def _files(
         self, seqs: Sequence[int]
-    ) -> dict[int, tuple[tuple[str, int, int], ...]]:
-        """(path, added, removed) of each message's files, by path."""
+    ) -> dict[int, tuple[tuple[str, int, int, float | None], ...]]:
+        """(path, added, removed, weight) of each message's files, by path."""
         grouped = self._grouped(
-            "SELECT seq, path, added, removed FROM files WHERE seq IN ({}) ORDER BY path",
+            "SELECT seq, path, added, removed, weight FROM files WHERE seq IN ({}) "
+            "ORDER BY path",
             seqs,
         )
         return {
             seq: tuple(
-                (str(path), int(added), int(removed)) for path, added, removed in rows
+                (
+                    str(path),
+                    int(added),
+                    int(removed),
+                    None if weight is None else float(weight),
+                )
+                for path, added, removed, weight in rows
             )
             for seq, rows in grouped.items()
         }

@@ -206,8 +206,8 @@ class StoreWriter:
         )
         if message.patch is not None:
             self.connection.executemany(
-                "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, removed) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, "
+                "removed, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         seq,
@@ -217,6 +217,7 @@ class StoreWriter:
                         int(change.binary),
                         change.added,
                         change.removed,
+                        change.weight,
                     )
                     for change in message.patch.files
                 ],

@@ -20,9 +20,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, FileChange, FileStatus, Patch
+from e2g.model import (
+    MAX_BODY,
+    MAX_DIFF,
+    MAX_FILES,
+    FileChange,
+    FileStatus,
+    Patch,
+    lines_weight,
+)
 
 # Stored next to each id: git's own output changed in 2.36, 2.39 and 2.47.
 PATCH_ID_ALGORITHM = "git-2.39-stable"
@@ -926,4 +934,20 @@ def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:
                 diffs.append(diff)
     if not diffs:
         return commentary, None
-    return commentary, parse_diff("".join(diffs))
+    return commentary, _weighed(parse_diff("".join(diffs)))
+
+
+def _weighed(patch: Patch | None) -> Patch | None:
+    """`patch` with each file's weight: the lines_weight() of its lines as the
+    matcher will read them from the stored diff (diff_lines() of patch.diff), so
+    that it can bound a mail's similarity before reading its diff."""
+    if patch is None:
+        return None
+    weights = {
+        path: lines_weight(added)[1] + lines_weight(removed)[1]
+        for path, (added, removed) in diff_lines(patch.diff).items()
+    }
+    files = tuple(
+        replace(change, weight=weights.get(change.path, 0.0)) for change in patch.files
+    )
+    return replace(patch, files=files)

@@ -303,4 +303,5 @@ def candidate_info(message: StoredMessage, sources: set[str]) -> CandidateInfo:
         version=message.version,
         sources=frozenset(sources),
         file_lines=message.file_lines,
+        file_weights=message.file_weights,
     )

@@ -89,6 +89,8 @@ class CandidateInfo:
     sources: frozenset[str]
     # Per file of `files`: its (added, removed) line counts; () when unknown.
     file_lines: tuple[tuple[int, int], ...] = ()
+    # Per file of `files`: its line weight (model.lines_weight); None when unknown.
+    file_weights: tuple[float | None, ...] = ()
 
 
 @dataclass(slots=True)  # not frozen: see CandidateInfo
@@ -317,7 +319,7 @@ def _bound_from_counts(
     ):
         return None
     bound = similarity_bound_from_counts(
-        commit_lines, candidate.files, candidate.file_lines
+        commit_lines, candidate.files, candidate.file_lines, candidate.file_weights
     )
     if bound is None or bound >= _needed_diff(candidate, early, threshold):
         return None

@@ -17,6 +17,8 @@ from typing import Generic, TypeVar
 
 from rapidfuzz import fuzz
 
+from e2g.model import TRIVIAL_WEIGHT, is_informative, lines_weight
+
 _Source = TypeVar("_Source")
 _Made = TypeVar("_Made")
 
@@ -24,10 +26,6 @@ _Made = TypeVar("_Made")
 # e2g.ingest.patch.diff_lines returns them.
 LinesByFile = Mapping[str, tuple[Sequence[str], Sequence[str]]]
 
-# A line with fewer alphanumerics than this ("}", "", "*/", "});") says little about
-# which patch it came from, so it weighs TRIVIAL_WEIGHT instead of 1.
-MIN_ALNUM = 3
-TRIVIAL_WEIGHT = 0.1
 # Leftover lines paired fuzzily per file and side: bounds the cost of a huge diff.
 MAX_FUZZY_LINES = 64
 # Below this rapidfuzz ratio two lines are different lines, not one line edited;
@@ -100,21 +98,34 @@ def similarity_bound_from_counts(
     commit_lines: LinesByFile,
     mail_files: Sequence[str],
     mail_counts: Sequence[tuple[int, int]],
+    mail_weights: Sequence[float | None] = (),
 ) -> float | None:
     """An upper bound of diff_overlap()'s similarity from the mail's per-file added
-    and removed line counts alone, before its diff is read; None when the commit has
-    no +/- lines to weigh.
+    and removed line counts (and line weights, when the store has them) alone,
+    before its diff is read; None when the commit has no +/- lines to weigh.
 
     The shared weight is at most, per paired file and side, the shorter side's line
-    count (the mail's raw counts are never below its lines), and the mail's own
-    weight only adds to the denominator, so leaving it out keeps this a bound.
+    count (the mail's raw counts are never below its lines), and at most either
+    diff's whole weight. Without the mail's weight, leaving it out of the
+    denominator keeps this a bound; with it, a large unrelated mail patch on the
+    same file is ruled out here instead of after its diff is read.
     """
     ours = _totals(commit_lines).weight
     if ours <= 0:
         return None
     counts = dict(zip(mail_files, mail_counts, strict=True))
     pairs, _, _ = pair_files(tuple(commit_lines), tuple(mail_files))
-    return min(1.0, 2.0 * _shared_bound(pairs, commit_lines, counts.__getitem__) / ours)
+    shared = min(ours, _shared_bound(pairs, commit_lines, counts.__getitem__))
+    if not mail_weights or any(weight is None for weight in mail_weights):
+        return min(1.0, 2.0 * shared / ours)
+    theirs = sum(weight or 0.0 for weight in mail_weights)
+    shared = min(shared, theirs)
+    # A hair above: the stored weights were summed in another order than
+    # diff_overlap() sums them, and it rounds to 6 places.
+    return min(1.0, 2.0 * shared / (ours + theirs) + WEIGHT_SLACK)
+
+
+WEIGHT_SLACK = 1e-6
 
 
 def _shared_bound(
@@ -211,18 +222,6 @@ def _unique_basenames(paths: Sequence[str]) -> dict[str, str]:
     }
 
 
-@lru_cache(maxsize=1 << 16)
-def is_informative(line: str) -> bool:
-    """Whether a +/- line has enough letters or digits to tell patches apart."""
-    alnum = 0
-    for character in line:
-        if character.isalnum():
-            alnum += 1
-            if alnum >= MIN_ALNUM:
-                return True
-    return False
-
-
 def _weight(line: str) -> float:
     return 1.0 if is_informative(line) else TRIVIAL_WEIGHT
 
@@ -239,10 +238,7 @@ class _Side:
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines
         self._count: Counter[str] | None = None
-        self.informative = sum(map(is_informative, lines))
-        self.weight = self.informative + TRIVIAL_WEIGHT * (
-            len(lines) - self.informative
-        )
+        self.informative, self.weight = lines_weight(lines)
 
     @property
     def count(self) -> Counter[str]:

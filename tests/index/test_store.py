@@ -219,3 +219,27 @@ def test_in_list_pads_to_a_power_of_two_without_changing_answers(
         f"SELECT n FROM t WHERE n IN ({marks}) ORDER BY n", padded
     )
     assert [n for (n,) in rows] == [2, 5, 7]
+
+
+def test_each_stored_patch_file_carries_the_weight_its_diff_has(tmp_path: Path) -> None:
+    from e2g.ingest.patch import diff_lines
+    from e2g.model import lines_weight
+    from tests.conftest import SAMPLE
+
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
+    checked = 0
+    with Store(settings.store_path) as store:
+        for message in store.select("kind = 'patch'"):
+            diff = store.diff(message.seq)
+            assert diff is not None
+            lines = diff_lines(diff)
+            want = {
+                path: lines_weight(added)[1] + lines_weight(removed)[1]
+                for path, (added, removed) in lines.items()
+            }
+            got = dict(zip(message.files, message.file_weights, strict=True))
+            assert got == pytest.approx({path: want.get(path, 0.0) for path in got})
+            assert set(want) <= set(got)
+            checked += 1
+    assert checked > 10

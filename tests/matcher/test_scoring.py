@@ -18,7 +18,7 @@ from e2g.matcher.scoring import (
     normalise_name,
     score_candidate,
 )
-from e2g.model import Address, Commit, FileChange, Patch
+from e2g.model import Address, Commit, FileChange, Patch, lines_weight
 
 MOUNTAIN = timezone(timedelta(hours=-6))
 AUTHOR_DATE = datetime(2024, 2, 6, 9, 14, 49, tzinfo=MOUNTAIN)
@@ -484,17 +484,22 @@ def test_a_score_just_below_the_threshold_is_not_printed_as_the_threshold() -> N
     ),
     author=st.sampled_from(["axboe@kernel.dk", "someone@example.org"]),
     days=st.integers(-3, 400),
+    weighed=st.booleans(),
 )
 def test_line_counts_never_change_a_verdict(  # noqa: PLR0913
-    added, removed, blank, path, subject, author, days
+    added, removed, blank, path, subject, author, days, weighed
 ) -> None:
     """Ruling a candidate out from its files' line counts (blank lines counted too,
-    as the store has them) gives the verdict that reading its diff gives."""
+    as the store has them) and weights (as ingest stores them) gives the verdict
+    that reading its diff gives."""
     candidate = posted_by(author, subject, days, path, sources=frozenset({"files"}))
     candidate = replace(candidate, patch_id=None)
     mail = {path: (added, removed)}
     read = score(candidate=candidate, mail_lines=mail)
     counted = replace(candidate, file_lines=((len(added) + blank, len(removed)),))
+    if weighed:
+        weight = lines_weight(added)[1] + lines_weight(removed)[1]
+        counted = replace(counted, file_weights=(weight,))
     calls: list[int] = []
 
     def lines() -> dict[str, tuple[list[str], list[str]]]:
@@ -507,6 +512,17 @@ def test_line_counts_never_change_a_verdict(  # noqa: PLR0913
     assert early.accepted == read.accepted
     assert early.method == read.method
     if added or removed:  # (blank lines alone: no diff to compare, another rule)
-        assert early.total >= read.total - 1e-4
+        # A bound is never below the truth: the total with the diff compared line
+        # by line (threshold 0 turns every shortcut off).
+        exact = score_candidate(
+            make_commit(),
+            candidate,
+            commit_lines=COMMIT_LINES,
+            mail_lines=mail,
+            threshold=0.0,
+        )
+        assert early.total >= exact.total - 1e-4
+        if not weighed:
+            assert early.total >= read.total - 1e-4
     if early.accepted:
         assert calls  # an acceptance always read the diff
