@@ -26,6 +26,8 @@ def _summary(report: IngestReport) -> str:
     )
     if report.deleted:
         text += f" ({n(report.deleted)} deleted)"
+    if report.weighed:
+        text += f"; weighed the files of {n(report.weighed)} patches stored before"
     if report.malformed_reasons:
         reasons = ", ".join(
             f"{reason}: {count}"

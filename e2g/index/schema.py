@@ -174,8 +174,14 @@ MIGRATIONS: tuple[str, ...] = (
     # a diff's similarity before reading it; NULL for mail stored before.
     """
     ALTER TABLE files ADD COLUMN weight REAL;
+    INSERT INTO meta(key, value)
+        SELECT 'file_weights_pending', '1' WHERE EXISTS (SELECT 1 FROM files);
     """,
 )
+
+# Set by migration 3 on a store that already held files: the next `e2g ingest`
+# computes their weights (pipeline.fill_file_weights) and removes it.
+WEIGHTS_PENDING_KEY = "file_weights_pending"
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -94,6 +94,51 @@ class StoreWriter:
             "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def unweighed_patches(self, *, limit: int) -> list[tuple[int, str]]:
+        """(seq, stored diff) of up to `limit` messages with files stored without
+        their weight (before schema 3)."""
+        seqs = [
+            int(seq)
+            for (seq,) in self.connection.execute(
+                "SELECT DISTINCT seq FROM files WHERE weight IS NULL LIMIT ?", (limit,)
+            )
+        ]
+        found = []
+        for seq in seqs:
+            row = self.connection.execute(
+                "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
+            ).fetchone()
+            diff = b"" if row is None else self.codec.decompress(bytes(row[1]), row[0])
+            found.append((seq, diff.decode("utf-8", "replace")))
+        return found
+
+    def set_file_weights(
+        self, weights: Sequence[tuple[int, Mapping[str, float]]]
+    ) -> None:
+        """Each message's file weights by path (0 for a path not given), in one
+        transaction."""
+        try:
+            self.connection.execute("BEGIN IMMEDIATE")
+            for seq, by_path in weights:
+                paths = [
+                    str(path)
+                    for (path,) in self.connection.execute(
+                        "SELECT path FROM files WHERE seq = ?", (seq,)
+                    )
+                ]
+                self.connection.executemany(
+                    "UPDATE files SET weight = ? WHERE seq = ? AND path = ?",
+                    [(by_path.get(path, 0.0), seq, path) for path in paths],
+                )
+            self.connection.execute("COMMIT")
+        except BaseException:
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
+            raise
+
+    def clear_meta(self, key: str) -> None:
+        self.connection.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     def max_seq(self) -> int:
         row = self.connection.execute(

@@ -937,16 +937,22 @@ def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:
     return commentary, _weighed(parse_diff("".join(diffs)))
 
 
+def file_weights(diff: str) -> dict[str, float]:
+    """Per path of diff_lines(diff): the lines_weight() of its added and removed
+    lines, summed side by side as the matcher sums them."""
+    return {
+        path: lines_weight(added)[1] + lines_weight(removed)[1]
+        for path, (added, removed) in diff_lines(diff).items()
+    }
+
+
 def _weighed(patch: Patch | None) -> Patch | None:
     """`patch` with each file's weight: the lines_weight() of its lines as the
     matcher will read them from the stored diff (diff_lines() of patch.diff), so
     that it can bound a mail's similarity before reading its diff."""
     if patch is None:
         return None
-    weights = {
-        path: lines_weight(added)[1] + lines_weight(removed)[1]
-        for path, (added, removed) in diff_lines(patch.diff).items()
-    }
+    weights = file_weights(patch.diff)
     files = tuple(
         replace(change, weight=weights.get(change.path, 0.0)) for change in patch.files
     )

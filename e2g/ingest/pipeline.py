@@ -27,12 +27,14 @@ from typing import BinaryIO
 
 from e2g.errors import Interrupted
 from e2g.index.fulltext import rebuild
+from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
 from e2g.ingest import processes
 from e2g.ingest.archives import Source, detect_sources, read_source
 from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.ingest.message import parse_message
+from e2g.ingest.patch import file_weights
 from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ class IngestReport:
     elapsed: float = 0.0
     sources: int = 0
     interrupted: bool = False
+    weighed: int = 0  # messages stored before schema 3 whose files were weighed now
     malformed_reasons: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, object]:
@@ -348,12 +351,32 @@ def ingest(
             pool.close(abort=True)
             indexer.abort()
             raise
+        if not report.interrupted:
+            try:
+                report.weighed = fill_file_weights(writer)
+            except (KeyboardInterrupt, Interrupted):
+                report.interrupted = True
         # The index takes only what the store committed, also after Ctrl-C.
         indexer.finish()
     report.indexed = indexer.indexed
     report.index_behind = indexer.failed
     report.elapsed = time.monotonic() - started
     return report
+
+
+def fill_file_weights(writer: StoreWriter, *, batch: int = 1000) -> int:
+    """Weigh the files of mail stored before schema 3 (model.lines_weight), which
+    the matcher needs to bound a diff's similarity before reading it; return how
+    many messages were weighed. Each batch commits: an interrupted run resumes."""
+    if writer.meta(WEIGHTS_PENDING_KEY) != "1":
+        return 0
+    weighed = 0
+    while found := writer.unweighed_patches(limit=batch):
+        writer.set_file_weights([(seq, file_weights(diff)) for seq, diff in found])
+        weighed += len(found)
+    writer.clear_meta(WEIGHTS_PENDING_KEY)
+    log.info("weighed the files of %d messages stored before", weighed)
+    return weighed
 
 
 def reindex(

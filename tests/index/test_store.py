@@ -243,3 +243,63 @@ def test_each_stored_patch_file_carries_the_weight_its_diff_has(tmp_path: Path) 
             assert set(want) <= set(got)
             checked += 1
     assert checked > 10
+
+
+def test_files_stored_before_weights_are_weighed_by_the_next_ingest(
+    tmp_path: Path,
+) -> None:
+    from e2g.index.schema import WEIGHTS_PENDING_KEY
+    from tests.conftest import SAMPLE
+
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    archive = str(SAMPLE / "frob-devel.mbox")
+    ingest(settings, [archive], workers=1)
+    connection = connect(settings.store_path)
+    assert (
+        connection.execute(
+            "SELECT COUNT(*) FROM meta WHERE key = ?", (WEIGHTS_PENDING_KEY,)
+        ).fetchone()[0]
+        == 0
+    )
+    weighed = connection.execute(
+        "SELECT seq, path, weight FROM files ORDER BY seq, path"
+    ).fetchall()
+    assert weighed and all(weight is not None for _, _, weight in weighed)
+    # As a store from before schema 3 looks once migrated:
+    connection.execute("UPDATE files SET weight = NULL")
+    connection.execute(
+        "INSERT INTO meta(key, value) VALUES (?, '1')", (WEIGHTS_PENDING_KEY,)
+    )
+    connection.close()
+    report = ingest(settings, [archive], workers=1)  # nothing new to store
+    assert report.new == 0 and report.weighed == len({seq for seq, _, _ in weighed})
+    connection = connect(settings.store_path)
+    again = connection.execute(
+        "SELECT seq, path, weight FROM files ORDER BY seq, path"
+    ).fetchall()
+    assert again == weighed
+    assert (
+        connection.execute(
+            "SELECT COUNT(*) FROM meta WHERE key = ?", (WEIGHTS_PENDING_KEY,)
+        ).fetchone()[0]
+        == 0
+    )
+
+
+def test_migrating_a_store_with_files_marks_their_weights_pending(
+    tmp_path: Path,
+) -> None:
+    from e2g.index.schema import WEIGHTS_PENDING_KEY
+
+    path = tmp_path / "s.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        f"BEGIN;{MIGRATIONS[0]};{MIGRATIONS[1]};PRAGMA user_version = 2;COMMIT;"
+    )
+    old.execute("INSERT INTO files(seq, path, status) VALUES (1, 'a.c', 'modified')")
+    old.close()
+    connection = connect(path)
+    assert connection.execute(
+        "SELECT value FROM meta WHERE key = ?", (WEIGHTS_PENDING_KEY,)
+    ).fetchone() == ("1",)
+    assert connection.execute("SELECT weight FROM files").fetchall() == [(None,)]
