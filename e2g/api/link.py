@@ -210,6 +210,7 @@ class Matched(Compact):
 
 
 def matched(result: LinkResult, job: _Job) -> Matched:
+    """`result` as the main process takes it."""
     applied = next((posting for posting in result.postings if posting.applied), None)
     return Matched(
         sha=result.commit.sha,
@@ -222,11 +223,11 @@ def matched(result: LinkResult, job: _Job) -> Matched:
     )
 
 
-# Commits per worker task. Each worker keeps one git process that reads any
-# number of commits (CommitReader), so tasks can be small: results reach the main
-# process steadily, and no worker idles long at the end.
+# Commits per worker task: the last tasks' size, and the first ones' (see _tasks).
+# Each worker keeps one git process for all its tasks (CommitReader), so small
+# last tasks cost no git start-up. A task's results are held until it ends: the
+# largest bounds their memory.
 TASK = 50
-# A task's results are held until it ends: this bounds their memory.
 MAX_TASK = 1000
 # A task: (sha, whether it predates the archive, so only its metadata is read).
 Task = list[tuple[str, bool]]
