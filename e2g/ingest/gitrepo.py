@@ -5,16 +5,16 @@ read with one streaming `git log --no-walk=unsorted --stdin -p` process per batc
 shas (Repo.commits), or through one long-lived `git diff-tree --stdin` that reads
 batch after batch (CommitReader, for `e2g match`'s workers); never one process per
 commit. The stream is split on NUL-framed sentinels that cannot occur in a commit
-message or a diff line. Diff options are pinned (prefixes,
-context, algorithm, rename detection, full blob ids) so that a commit's patch-id is
-the one `git format-patch` output would get, whatever the user's git config says.
+message or a diff line. Diff options are pinned (prefixes, context, algorithm,
+rename detection, full blob ids) so that a commit's patch-id is the one
+`git format-patch` output would get, whatever the user's git config says.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
-import secrets
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -319,7 +319,7 @@ class CommitReader:
         self._repo = repo
         self._diffs = diffs
         self._shallow = repo._shallow_boundary()
-        self._marker = f"#e2g-end-{secrets.token_hex(8)}".encode("ascii")
+        self._marker = f"#e2g-end-{os.urandom(8).hex()}".encode("ascii")
         self._options = [
             option
             for option in (_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
