@@ -239,7 +239,6 @@ class _Worker:
     def __init__(self, job: _Job) -> None:
         self.job = job
         self.matcher = _matcher(job.settings)
-        self.matcher.store.hold_snapshot()  # the main process writes links meanwhile
         self.repository = Repo.open(job.root)
         self._readers: dict[bool, CommitReader] = {}
 
@@ -249,6 +248,8 @@ class _Worker:
         A commit that predates the archive cannot match: git lists its files and
         counts, without producing a diff that nothing would read.
         """
+        # One snapshot per task: the main process commits links meanwhile.
+        self.matcher.store.hold_snapshot()
         results: dict[str, LinkResult] = {}
         late = [sha for sha, early in task if not early]
         for commit, lines in self._reader(diffs=True).read(late):

@@ -204,16 +204,19 @@ class Store:
         self.connection.close()
 
     def hold_snapshot(self) -> None:
-        """From now on, read the store as it is now, in one read transaction.
+        """Read the store as it is now, in one read transaction, until the next call.
 
         For a long reader beside a writer (`e2g match` stores links while its
         workers read mail): each query would otherwise start a transaction of its
         own, and SQLite drops a connection's whole page cache at the next one
-        whenever another connection has committed meanwhile.
+        whenever another connection has committed meanwhile. Call it again now and
+        then: while a snapshot is held, the writer's log cannot be checkpointed
+        and grows.
         """
-        if not self.connection.in_transaction:
-            self.connection.execute("BEGIN")
-            self.connection.execute("SELECT COUNT(*) FROM meta").fetchone()
+        if self.connection.in_transaction:
+            self.connection.rollback()
+        self.connection.execute("BEGIN")
+        self.connection.execute("SELECT COUNT(*) FROM meta").fetchone()
 
     @property
     def codec(self) -> Codec:

@@ -196,8 +196,8 @@ def test_a_held_snapshot_reads_the_store_as_it_was(tmp_path: Path, write_mbox) -
         )
         assert reader.counts().messages == 4
         assert reader.max_seq() == 4
-    with Store(settings.store_path) as fresh:
-        assert fresh.counts().messages == 8
+        reader.hold_snapshot()  # a new one: the store as it is now
+        assert reader.counts().messages == 8
 
 
 def test_in_list_pads_to_a_power_of_two_without_changing_answers(
