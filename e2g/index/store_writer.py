@@ -14,7 +14,7 @@ import fcntl
 import os
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +23,7 @@ from e2g.errors import StoreError
 from e2g.index.compression import Codec
 from e2g.index.db import connect, explain, read_meta
 from e2g.index.series import SeriesAssigner
-from e2g.model import Malformed, Message, RawMessage
+from e2g.model import FileChange, Malformed, Message, RawMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,19 +253,7 @@ class StoreWriter:
             self.connection.executemany(
                 "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, "
                 "removed, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        seq,
-                        change.path,
-                        change.old_path,
-                        str(change.status),
-                        int(change.binary),
-                        change.added,
-                        change.removed,
-                        change.weight,
-                    )
-                    for change in message.patch.files
-                ],
+                [(seq, *row) for row in _file_rows(message.patch.files)],
             )
             self.connection.execute(
                 "INSERT INTO diffs(seq, dict_id, data) VALUES (?, ?, ?)",
@@ -368,6 +356,38 @@ class StoreWriter:
             (bad.origin.source, bad.origin.position, bad.reason, bad.detail[:500]),
         )
         return cursor.rowcount
+
+
+def _file_rows(
+    files: Sequence[FileChange],
+) -> list[tuple[str, str | None, str, int, int, int, float | None]]:
+    """One row per path: a mail that changes a file in two diffs (two parts, or a
+    concatenated series) stores the file once, with both diffs' +/- counts, as the
+    matcher's bounds need (its weight already covers both)."""
+    by_path: dict[str, FileChange] = {}
+    for change in files:
+        seen = by_path.get(change.path)
+        by_path[change.path] = (
+            change
+            if seen is None
+            else replace(
+                seen,
+                added=seen.added + change.added,
+                removed=seen.removed + change.removed,
+            )
+        )
+    return [
+        (
+            change.path,
+            change.old_path,
+            str(change.status),
+            int(change.binary),
+            change.added,
+            change.removed,
+            change.weight,
+        )
+        for change in by_path.values()
+    ]
 
 
 def _acquire_lock(path: Path) -> int:

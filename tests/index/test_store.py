@@ -303,3 +303,28 @@ def test_migrating_a_store_with_files_marks_their_weights_pending(
         "SELECT value FROM meta WHERE key = ?", (WEIGHTS_PENDING_KEY,)
     ).fetchone() == ("1",)
     assert connection.execute("SELECT weight FROM files").fetchall() == [(None,)]
+
+
+def test_a_file_changed_by_two_diffs_of_one_mail_is_stored_once_with_both_counts(
+    tmp_path: Path,
+) -> None:
+    second = (
+        "diff --git a/mm/frob.c b/mm/frob.c\n"
+        "--- a/mm/frob.c\n+++ b/mm/frob.c\n"
+        "@@ -10,3 +10,4 @@\n int other;\n+int added_one;\n+int added_two;\n-int gone;\n int end;\n"
+    )
+    body = patch_body(1).replace("--\n2.39.0\n", second)
+    item = _item(1, subject="[PATCH] mm: frob twice", body=body)
+    assert [f.path for f in item.message.patch.files] == ["mm/frob.c", "mm/frob.c"]
+    path = tmp_path / "s.sqlite3"
+    with StoreWriter(path) as writer:
+        writer.write_batch([item], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        (stored,) = store.select("kind = 'patch'")
+        assert stored.files == ("mm/frob.c",)
+        assert stored.file_lines == ((3, 2),)
+        diff = store.diff(stored.seq)
+        assert diff is not None
+        from e2g.ingest.patch import file_weights
+
+        assert stored.file_weights == (file_weights(diff)["mm/frob.c"],)
