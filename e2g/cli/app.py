@@ -16,6 +16,9 @@ from typing import Annotated, NoReturn
 
 import typer
 
+# typer (0.26 to 0.28, as pinned) carries its own click; this is its usage error.
+from typer._click.exceptions import UsageError
+
 from e2g import __version__
 from e2g.cli import output
 from e2g.cli.context import state
@@ -119,7 +122,10 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     output.tolerate_unencodable()
     try:
-        app()
+        # Not standalone: a usage error comes back here, to be said in one line.
+        code = app(standalone_mode=False)
+    except UsageError as err:
+        _usage_error(err)
     except E2gError as err:
         if os.environ.get("E2G_DEBUG"):
             raise
@@ -129,7 +135,18 @@ def main() -> None:
         _exit(done.code)
     except BrokenPipeError:
         _reader_gone()
-    _exit(0)
+    _exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(err: UsageError) -> NoReturn:
+    """`e2g: error: ...` and where the help is, in one line, exit 2 (as git does)."""
+    context = err.ctx
+    if type(err).__name__ == "NoArgsIsHelpError":  # typer has shown the help
+        _exit(2)
+    where = context.command_path if context is not None else "e2g"
+    message = err.format_message().rstrip(".")
+    sys.stderr.write(f"e2g: error: {message} (see '{where} -h')\n")
+    _exit(2)
 
 
 def _exit(code: int | str | None) -> NoReturn:

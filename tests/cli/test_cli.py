@@ -154,10 +154,28 @@ def test_link_outside_a_repository_and_unknown_revision(tmp_path, archive):
     )
 
 
-def test_usage_error_exit_code_two(tmp_path):
-    result = e2g(tmp_path / "d", "ingest")
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["ingest"], "Missing argument 'paths' (see '"),
+        (["link", "--no-such-flag", "HEAD"], "No such option: --no-such-flag"),
+        (["frobnicate"], "No such command 'frobnicate' (see '"),
+        ([], "Missing command (see '"),
+        (["match", "-j", "99"], "99 is not in the range"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_two(tmp_path, args, fragment):
+    result = e2g(tmp_path / "d", *args)
+    assert_one_line_error(result, 2, fragment)
+    assert result.stderr.count("\n") == 1
+
+
+def test_no_arguments_show_the_help_and_exit_two():
+    result = subprocess.run(
+        [sys.executable, "-m", "e2g"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
-    assert "Traceback" not in result.stderr
+    assert "Usage: " in result.stdout and result.stderr == ""
 
 
 def test_version_and_help(tmp_path):
