@@ -69,7 +69,13 @@ def link(
         result = matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
         if result.postings:
             return result
-        return replace(result, note=_outside_note(matcher.store, commit))
+        note = _outside_note(matcher.store, commit)
+        if not note and commit.sha in repository.shallow_boundary():
+            note = (
+                "the commit is where this shallow clone's history stops, so its diff "
+                "is unknown: fetch more history (git fetch --deepen=1) and try again"
+            )
+        return replace(result, note=note)
     finally:
         matcher.store.close()
 

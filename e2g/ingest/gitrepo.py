@@ -270,6 +270,11 @@ class Repo:
             _raise_git_error(result.stderr, revs=revs, root=self._root)
         return result.stdout
 
+    def shallow_boundary(self) -> frozenset[str]:
+        """The commits a shallow clone cut the history at: git knows their files
+        but not what they changed."""
+        return self._shallow_boundary()
+
     def _shallow_boundary(self) -> frozenset[str]:
         try:
             text = (self._common_dir / "shallow").read_text(encoding="ascii")

@@ -64,6 +64,13 @@ FRESH_AGE = timedelta(days=30)
 OLDEST_DATE_FACTOR = 0.85
 
 PATCH_KIND = "patch"
+# What a trailer named instead of a patch, as rejection reasons say it.
+_KIND_NOUNS = {
+    "cover": "a cover letter",
+    "reply": "a reply",
+    "pull": "a pull request",
+    "other": "a message without a patch",
+}
 _VIA = re.compile(r"\s+via\s+\S.*$", re.IGNORECASE)
 
 
@@ -457,7 +464,8 @@ def _score_trailer(
     """
     named = Evidence("trailer", f"commit trailer names <{candidate.message_id}>", 1.0)
     if candidate.kind != PATCH_KIND:
-        reason = f"trailer points at a {candidate.kind} message, not the patch"
+        what = _KIND_NOUNS.get(candidate.kind, "a message without a patch")
+        reason = f"trailer points at {what}, not the patch"
         return Score(0.0, "trailer", False, (named,), reason)
     if same_patch_id:
         return Score(

@@ -319,6 +319,7 @@ def test_shallow_clone_boundaries(mail, awkward, tmp_path):
         "no-match",
         [],
     )
+    assert "git fetch --deepen=1" in found["note"]
     posted = tmp_path / "posted"
     run_git(
         tmp_path,

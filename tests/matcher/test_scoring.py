@@ -241,7 +241,7 @@ def test_trailer_to_cover_letter_is_not_the_posting() -> None:
     result = score(candidate=candidate, mail_lines=None)
     assert not result.accepted
     assert result.method == "trailer"
-    assert result.reason == "trailer points at a cover message, not the patch"
+    assert result.reason == "trailer points at a cover letter, not the patch"
 
 
 def test_trailer_to_patch_with_other_content_is_scored_normally() -> None:
