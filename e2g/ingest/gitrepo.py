@@ -305,6 +305,8 @@ class Repo:
                 if process.poll() is None:  # the caller stopped early
                     process.kill()
                     process.wait()
+                if process.stdout is not None:
+                    process.stdout.close()
             if returncode != 0:
                 errors.seek(0)
                 _raise_git_error(errors.read(), revs=shas, root=self._root)

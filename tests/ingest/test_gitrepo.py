@@ -257,11 +257,18 @@ def test_huge_commit_is_bounded_but_lists_every_file(tmp_path: Path) -> None:
 
 
 def test_stopping_early_ends_git(history) -> None:
+    import gc
+    import warnings
+
     repo = Repo.open(repo_path(history))
-    stream = repo.commits(repo.rev_list([]))
-    first = next(stream)
-    stream.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        stream = repo.commits(repo.rev_list([]))
+        first = next(stream)
+        stream.close()
+        gc.collect()
     assert first.sha == history["main-side"]
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_mailmap_lookup(history) -> None:
