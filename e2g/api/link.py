@@ -20,6 +20,7 @@ from e2g.api.core import open_store
 from e2g.config import Settings
 from e2g.errors import EmptyStore, UsageError
 from e2g.index.link_writer import LinkRows, LinkWriter, link_rows
+from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.ingest import processes
 from e2g.ingest.gitrepo import CommitReader, Repo
@@ -164,6 +165,9 @@ class MatchSummary:
     merges: int = 0
     elapsed: float = 0.0
     by_method: Counter[str] = field(default_factory=Counter)
+    # The store holds patches stored before their line weights (schema 3): the
+    # matcher reads more of their diffs until `e2g ingest` weighs them.
+    unweighed: bool = False
 
     @property
     def rate(self) -> float:
@@ -365,6 +369,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
     with open_store(settings) as store:
         max_seq = store.max_seq()
         span = store.date_range()
+        summary.unweighed = store.meta(WEIGHTS_PENDING_KEY) == "1"
     if max_seq == 0:
         raise EmptyStore(
             f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"

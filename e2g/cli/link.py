@@ -221,6 +221,11 @@ def match(
                 "e2g: warning: every commit is dated outside the archive's dates: "
                 "ingest the list's archive of the same years (see `e2g search d:YEAR`)"
             )
+        if summary.unweighed:
+            output.err(
+                "e2g: note: this store was written by an older e2g: `e2g ingest` of "
+                "its archive (once; nothing is stored twice) makes matching faster"
+            )
 
 
 def _render_stats(result: StatsResult) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -392,3 +393,18 @@ def test_a_reader_that_went_away(data, awkward):
     runs.append(closed_pipe_run(data, "stats", "-C", repo))
     for result in runs:
         assert (result.returncode, result.stderr) == (1, b""), result.args
+
+
+def test_match_on_an_unweighed_store_says_how_to_speed_it_up(data, awkward):
+    connection = sqlite3.connect(data / "store.sqlite3")
+    connection.execute("UPDATE files SET weight = NULL")
+    connection.execute(
+        "INSERT INTO meta(key, value) VALUES ('file_weights_pending', '1')"
+    )
+    connection.commit()
+    connection.close()
+    result = e2g(data, "match", "-C", awkward["path"])
+    assert result.returncode == 0, result.stderr
+    assert "e2g: note: this store was written by an older e2g" in result.stderr
+    quiet = e2g(data, "-q", "match", "-C", awkward["path"])
+    assert (quiet.returncode, quiet.stderr) == (0, "")
