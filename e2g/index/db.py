@@ -7,6 +7,8 @@ writers open explicit `BEGIN IMMEDIATE` transactions, one per batch.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from e2g.errors import StoreError
@@ -51,6 +53,27 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         raise StoreError(
             f"cannot open the store at {path}: {err.strerror or err}"
         ) from None
+
+
+@contextmanager
+def transaction(connection: sqlite3.Connection, path: Path) -> Iterator[None]:
+    """One `BEGIN IMMEDIATE` ... `COMMIT`: rolled back on any error (Ctrl-C too), an
+    SQLite failure said as a StoreError about the store at `path`."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        yield
+        connection.execute("COMMIT")
+    except sqlite3.DatabaseError as err:
+        _rollback(connection)
+        raise StoreError(explain(err, path)) from None
+    except BaseException:
+        _rollback(connection)
+        raise
+
+
+def _rollback(connection: sqlite3.Connection) -> None:
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
 
 
 def _stale(connection: sqlite3.Connection, path: Path) -> bool:

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from e2g.errors import StoreError
-from e2g.index.db import connect, explain
+from e2g.index.db import connect, transaction
 from e2g.model import Compact, LinkResult
 
 
@@ -47,18 +46,8 @@ class LinkWriter:
 
     def write(self, batch: Sequence[LinkRows]) -> None:
         """Store a batch of link_rows() answers in one transaction."""
-        try:
-            self.connection.execute("BEGIN IMMEDIATE")
+        with transaction(self.connection, self.path):
             self._write_batch(batch)
-            self.connection.execute("COMMIT")
-        except sqlite3.DatabaseError as err:
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-            raise StoreError(explain(err, self.path)) from None
-        except BaseException:
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-            raise
 
     def _write_batch(self, batch: Sequence[LinkRows]) -> None:
         """Three statements for the whole batch: old links out, commits and links in."""

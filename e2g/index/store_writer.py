@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -21,7 +20,7 @@ from types import TracebackType
 
 from e2g.errors import StoreError
 from e2g.index.compression import Codec
-from e2g.index.db import connect, explain, read_meta
+from e2g.index.db import connect, read_meta, transaction
 from e2g.index.series import SeriesAssigner
 from e2g.model import FileChange, Malformed, Message, RawMessage
 
@@ -118,8 +117,7 @@ class StoreWriter:
     ) -> None:
         """Each message's file weights by path (0 for a path not given), in one
         transaction."""
-        try:
-            self.connection.execute("BEGIN IMMEDIATE")
+        with transaction(self.connection, self.path):
             for seq, by_path in weights:
                 paths = [
                     str(path)
@@ -131,11 +129,6 @@ class StoreWriter:
                     "UPDATE files SET weight = ? WHERE seq = ? AND path = ?",
                     [(by_path.get(path, 0.0), seq, path) for path in paths],
                 )
-            self.connection.execute("COMMIT")
-        except BaseException:
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-            raise
 
     def clear_meta(self, key: str) -> None:
         self.connection.execute("DELETE FROM meta WHERE key = ?", (key,))
@@ -157,8 +150,7 @@ class StoreWriter:
     ) -> BatchResult:
         """Write one batch and the source's checkpoint in a single transaction."""
         result = BatchResult()
-        try:
-            self.connection.execute("BEGIN IMMEDIATE")
+        with transaction(self.connection, self.path):
             self.codec.maybe_train(
                 [item.raw.data for item in items if not item.deleted]
             )
@@ -176,18 +168,7 @@ class StoreWriter:
                     "updated = excluded.updated",
                     (source, token, int(now.timestamp())),
                 )
-            self.connection.execute("COMMIT")
-        except sqlite3.DatabaseError as err:
-            self._rollback()
-            raise StoreError(explain(err, self.path)) from None
-        except BaseException:
-            self._rollback()
-            raise
         return result
-
-    def _rollback(self) -> None:
-        if self.connection.in_transaction:
-            self.connection.execute("ROLLBACK")
 
     def _write_one(self, item: BatchItem, result: BatchResult) -> None:
         message = item.message
