@@ -104,6 +104,16 @@ def in_list(values: Sequence[object]) -> tuple[str, list[object]]:
     return ",".join("?" * size), padded
 
 
+def stored_diff(connection: sqlite3.Connection, codec: Codec, seq: int) -> str | None:
+    """The diff text stored for message `seq`, or None (a message without one)."""
+    row = connection.execute(
+        "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
+    ).fetchone()
+    if row is None:
+        return None
+    return codec.decompress(bytes(row[1]), row[0]).decode("utf-8", "replace")
+
+
 def _message(
     row: Sequence[Any],
     lists: tuple[str, ...],
@@ -345,12 +355,7 @@ class Store:
         return None if row is None else self.codec.decompress(bytes(row[1]), row[0])
 
     def diff(self, seq: int) -> str | None:
-        row = self.connection.execute(
-            "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
-        ).fetchone()
-        if row is None:
-            return None
-        return self.codec.decompress(bytes(row[1]), row[0]).decode("utf-8", "replace")
+        return stored_diff(self.connection, self.codec, seq)
 
     def trailers(self, seq: int) -> list[tuple[str, str]]:
         return [

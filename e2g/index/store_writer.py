@@ -22,6 +22,7 @@ from e2g.errors import StoreError
 from e2g.index.compression import Codec
 from e2g.index.db import connect, read_meta, transaction
 from e2g.index.series import SeriesAssigner
+from e2g.index.store import stored_diff
 from e2g.model import FileChange, Malformed, Message, RawMessage
 
 
@@ -103,14 +104,9 @@ class StoreWriter:
                 "SELECT DISTINCT seq FROM files WHERE weight IS NULL LIMIT ?", (limit,)
             )
         ]
-        found = []
-        for seq in seqs:
-            row = self.connection.execute(
-                "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
-            ).fetchone()
-            diff = b"" if row is None else self.codec.decompress(bytes(row[1]), row[0])
-            found.append((seq, diff.decode("utf-8", "replace")))
-        return found
+        return [
+            (seq, stored_diff(self.connection, self.codec, seq) or "") for seq in seqs
+        ]
 
     def set_file_weights(
         self, weights: Sequence[tuple[int, Mapping[str, float]]]
