@@ -214,10 +214,6 @@ class Matched(Compact):
     rows: LinkRows
     json: dict[str, object] | None  # link_json(), when the job asks for it
 
-    @property
-    def status(self) -> str:
-        return "no-match" if self.method is None else "matched"
-
 
 def matched(result: LinkResult, job: _Job) -> Matched:
     """`result` as the main process takes it."""

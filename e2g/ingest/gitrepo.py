@@ -197,25 +197,7 @@ class Repo:
         False, a patch holds only the files and their +/- counts (no diff text, no
         patch-id), which git gives without producing any diff text.
         """
-        for commit, _ in self._read(shas, batch_size=batch_size, diffs=diffs):
-            yield commit
-
-    def commits_with_lines(
-        self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE
-    ) -> Iterator[tuple[Commit, Lines]]:
-        """commits(), each with diff_lines() of its diff, from the same single parse."""
-        for commit, lines in self._read(shas, batch_size=batch_size, diffs=True):
-            yield commit, lines if lines is not None else diff_lines(commit.patch.diff)
-
-    def reader(self, *, diffs: bool = True) -> CommitReader:
-        """A long-lived reader of commits, batch after batch, for one process's life
-        (close it, or use it as a context manager)."""
-        return CommitReader(self, diffs=diffs)
-
-    def _read(
-        self, shas: Sequence[str], *, batch_size: int, diffs: bool
-    ) -> Iterator[tuple[Commit, Lines | None]]:
-        shallow = self._shallow_boundary()
+        shallow = self.shallow_boundary()
         names = [sha if _HEX.fullmatch(sha) else self.resolve(sha) for sha in shas]
         options = _LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS
         for start in range(0, len(names), batch_size):
@@ -223,7 +205,12 @@ class Repo:
             for record in self._stream(batch, options):
                 built = _build_commit(record, shallow=shallow, numstat=not diffs)
                 if built is not None:
-                    yield built
+                    yield built[0]
+
+    def reader(self, *, diffs: bool = True) -> CommitReader:
+        """A long-lived reader of commits, batch after batch, for one process's life
+        (close it, or use it as a context manager)."""
+        return CommitReader(self, diffs=diffs)
 
     def mailmap_lookup(self, addresses: Sequence[Address]) -> list[Address]:
         """Canonical (name, email) per address through the repository's mailmap.
@@ -273,9 +260,6 @@ class Repo:
     def shallow_boundary(self) -> frozenset[str]:
         """The commits a shallow clone cut the history at: git knows their files
         but not what they changed."""
-        return self._shallow_boundary()
-
-    def _shallow_boundary(self) -> frozenset[str]:
         try:
             text = (self._common_dir / "shallow").read_text(encoding="ascii")
         except OSError:
@@ -318,14 +302,13 @@ class CommitReader:
     Unlike Repo.commits() (one `git log` per call, which reads all its input
     before it prints anything), the process stays: a caller can ask for a few
     commits at a time without starting git each time. Merges and shas that name
-    no commit give nothing; commits are as commits() and commits_with_lines()
-    give them.
+    no commit give nothing; commits are as commits() gives them.
     """
 
     def __init__(self, repo: Repo, *, diffs: bool) -> None:
         self._repo = repo
         self._diffs = diffs
-        self._shallow = repo._shallow_boundary()
+        self._shallow = repo.shallow_boundary()
         self._marker = f"#e2g-end-{os.urandom(8).hex()}".encode("ascii")
         self._options = [
             option

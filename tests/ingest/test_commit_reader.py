@@ -9,13 +9,14 @@ import pytest
 import e2g.ingest.gitrepo as gitrepo
 from e2g.errors import RepoError
 from e2g.ingest.gitrepo import Repo
+from e2g.ingest.patch import diff_lines
 from tests.ingest.conftest import repo_path, run_git
 
 
-def test_batches_read_as_commits_with_lines_reads_them(history) -> None:
+def test_batches_read_as_commits_reads_them_with_their_diff_lines(history) -> None:
     repo = Repo.open(repo_path(history))
     shas = repo.rev_list([])
-    expected = list(repo.commits_with_lines(shas))
+    expected = [(c, diff_lines(c.patch.diff)) for c in repo.commits(shas)]
     with repo.reader() as reader:
         # One process, batches of every size, the same commit twice, in any order.
         for batch in ([shas[0]], shas[1:4], shas[4:], [], list(reversed(shas)), shas):
@@ -23,6 +24,17 @@ def test_batches_read_as_commits_with_lines_reads_them(history) -> None:
             want = [pair for sha in batch for pair in expected if pair[0].sha == sha]
             assert [commit for commit, _ in got] == [commit for commit, _ in want]
             assert [lines for _, lines in got] == [lines for _, lines in want]
+
+
+def test_lines_equal_diff_lines_of_each_diff(history) -> None:
+    repo = Repo.open(repo_path(history))
+    with repo.reader() as reader:
+        pairs = list(reader.read(repo.rev_list([])))
+    assert [commit.sha for commit, _ in pairs] == repo.rev_list([])
+    for commit, lines in pairs:
+        assert lines == diff_lines(commit.patch.diff), commit.subject
+    renamed = {commit.sha: lines for commit, lines in pairs}[str(history["rename"])]
+    assert renamed == {"src/ring.c": (["long line3;"], ["int line3;"])}
 
 
 def test_without_diffs_as_commits_reads_them(history) -> None:
@@ -50,7 +62,7 @@ def test_merges_and_unknown_shas_give_nothing(history) -> None:
 def test_a_caller_that_stops_early_leaves_the_next_batch_whole(history) -> None:
     repo = Repo.open(repo_path(history))
     shas = repo.rev_list([])
-    expected = [commit for commit, _ in repo.commits_with_lines(shas)]
+    expected = list(repo.commits(shas))
     with repo.reader() as reader:
         stream = reader.read(shas)
         assert next(stream)[0] == expected[0]
@@ -62,7 +74,7 @@ def test_a_caller_that_stops_early_leaves_the_next_batch_whole(history) -> None:
 def test_tiny_reads_and_tiny_batches(history, monkeypatch, size: int) -> None:
     repo = Repo.open(repo_path(history))
     shas = repo.rev_list([])
-    expected = [commit for commit, _ in repo.commits_with_lines(shas)]
+    expected = list(repo.commits(shas))
     monkeypatch.setattr(gitrepo, "_READ_SIZE", size)
     monkeypatch.setattr(gitrepo, "_STREAM_BATCH", 2)
     with repo.reader() as reader:

@@ -323,18 +323,6 @@ def test_commits_without_diffs_keep_files_counts_and_metadata(history) -> None:
     }
 
 
-def test_commits_with_lines_equal_diff_lines_of_each_diff(history) -> None:
-    from e2g.ingest.patch import diff_lines
-
-    repo = Repo.open(repo_path(history))
-    pairs = list(repo.commits_with_lines(repo.rev_list([])))
-    assert [commit.sha for commit, _ in pairs] == repo.rev_list([])
-    for commit, lines in pairs:
-        assert lines == diff_lines(commit.patch.diff), commit.subject
-    renamed = {commit.sha: lines for commit, lines in pairs}[str(history["rename"])]
-    assert renamed == {"src/ring.c": (["long line3;"], ["int line3;"])}
-
-
 @pytest.mark.parametrize("size", [1, 7, 64])
 def test_reading_in_tiny_blocks_gives_the_same_commits(
     history, monkeypatch: pytest.MonkeyPatch, size: int
