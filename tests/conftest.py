@@ -106,3 +106,39 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
         text=True,
         env=env,
     ).stdout
+
+
+def clone(source: Path, target: Path, *options: str) -> Path:
+    """`git clone -q OPTIONS file://SOURCE TARGET` (file://, so that --depth applies)."""
+    git(target.parent, "clone", "-q", *options, f"file://{source}", str(target))
+    return target
+
+
+def commit_object(repo: Path, message: bytes, *, identity: bytes) -> str:
+    """A commit of the index's tree on HEAD with `message` bytes as they are, written
+    as an object (git commit would re-encode a message that is not UTF-8); HEAD
+    moves to it. `identity` is "Name <email> epoch offset", author and committer."""
+
+    def run(*args: str, stdin: bytes | None = None) -> str:
+        return (
+            subprocess.run(
+                ["git", "-C", str(repo), *args],
+                input=stdin,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+
+    tree, parent = run("write-tree"), run("rev-parse", "HEAD")
+    body = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n%s" % (
+        tree.encode(),
+        parent.encode(),
+        identity,
+        identity,
+        message,
+    )
+    sha = run("hash-object", "-t", "commit", "-w", "--stdin", stdin=body)
+    run("update-ref", "HEAD", sha)
+    return sha

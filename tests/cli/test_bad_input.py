@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import assert_one_line_error, e2g
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, clone, commit_object
 
 # Inside frob-devel.mbox's dates (2022-08-29 .. 2022-09-26).
 WHEN = "2022-09-21T10:00:00+00:00"
@@ -56,22 +56,11 @@ def commit(repo: Path, subject: str) -> str:
 
 
 def raw_commit(repo: Path, message: bytes) -> str:
-    """A commit whose message is not UTF-8 and names no encoding (git commit would
-    re-encode it), written as an object."""
+    """A commit of everything, whose message is not UTF-8 and names no encoding."""
     run_git(repo, "add", "-A")
-    tree = run_git(repo, "write-tree")
-    parent = run_git(repo, "rev-parse", "HEAD")
-    identity = b"Ada Awkward <ada@example.org> 1663754400 +0000"
-    body = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n%s" % (
-        tree.encode(),
-        parent.encode(),
-        identity,
-        identity,
-        message,
+    return commit_object(
+        repo, message, identity=b"Ada Awkward <ada@example.org> 1663754400 +0000"
     )
-    sha = run_git(repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=body)
-    run_git(repo, "update-ref", "HEAD", sha)
-    return sha
 
 
 @pytest.fixture(scope="module")
@@ -310,10 +299,7 @@ def test_match_counts_merges_as_skipped(data, awkward):
 
 def test_shallow_clone_boundaries(mail, awkward, tmp_path):
     """A depth-1 clone of a merge: git calls the tip a root commit with no parents."""
-    tip = tmp_path / "tip"
-    run_git(
-        tmp_path, "clone", "-q", "--depth", "1", f"file://{awkward['path']}", str(tip)
-    )
+    tip = clone(Path(awkward["path"]), tmp_path / "tip", "--depth", "1")
     found = link_json(mail, tip, "HEAD")
     assert (found["commit"], found["status"], found["files"]) == (
         awkward["merge"],
@@ -321,17 +307,8 @@ def test_shallow_clone_boundaries(mail, awkward, tmp_path):
         [],
     )
     assert "git fetch --deepen=1" in found["note"]
-    posted = tmp_path / "posted"
-    run_git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--depth",
-        "1",
-        "-b",
-        "posted",
-        f"file://{awkward['path']}",
-        str(posted),
+    posted = clone(
+        Path(awkward["path"]), tmp_path / "posted", "--depth", "1", "-b", "posted"
     )
     # Its diff is unknown, but the author date and subject still find the posting.
     assert link_json(mail, posted, "HEAD")["status"] == "matched"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import commit_object
+
 BASE = datetime(2023, 5, 1, 10, 0, 0, tzinfo=timezone(timedelta(hours=2)))
 
 
@@ -68,25 +70,10 @@ def git_patch_ids(repo: Path) -> dict[str, str]:
 
 
 def raw_commit(repo: Path, message: bytes) -> str:
-    """A commit whose message bytes are not UTF-8 and say no encoding.
-
-    `git commit` would re-encode them as latin-1, so write the object directly.
-    """
-    tree = run_git(repo, "write-tree").strip()
-    parent = run_git(repo, "rev-parse", "HEAD").strip()
-    identity = b"Raw Writer <raw@example.org> 1682935200 +0200"
-    body = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n%s" % (
-        tree.encode(),
-        parent.encode(),
-        identity,
-        identity,
-        message,
+    """A commit whose message bytes are not UTF-8 and say no encoding."""
+    return commit_object(
+        repo, message, identity=b"Raw Writer <raw@example.org> 1682935200 +0200"
     )
-    sha = run_git(
-        repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=body
-    ).strip()
-    run_git(repo, "update-ref", "HEAD", sha)
-    return sha
 
 
 @pytest.fixture(scope="module")

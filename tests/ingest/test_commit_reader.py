@@ -10,7 +10,8 @@ import e2g.ingest.gitrepo as gitrepo
 from e2g.errors import RepoError
 from e2g.ingest.gitrepo import Repo
 from e2g.ingest.patch import diff_lines
-from tests.ingest.conftest import repo_path, run_git
+from tests.conftest import clone
+from tests.ingest.conftest import repo_path
 
 
 def test_batches_read_as_commits_reads_them_with_their_diff_lines(history) -> None:
@@ -82,17 +83,7 @@ def test_tiny_reads_and_tiny_batches(history, monkeypatch, size: int) -> None:
 
 
 def test_shallow_boundary_reads_as_commits_reads_it(history, tmp_path: Path) -> None:
-    shallow = tmp_path / "shallow"
-    run_git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--depth",
-        "3",
-        f"file://{repo_path(history)}",
-        str(shallow),
-    )
-    repo = Repo.open(shallow)
+    repo = Repo.open(clone(repo_path(history), tmp_path / "shallow", "--depth", "3"))
     shas = repo.rev_list([])
     with repo.reader() as reader:
         got = [commit for commit, _ in reader.read(shas)]

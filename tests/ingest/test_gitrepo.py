@@ -10,6 +10,7 @@ import pytest
 from e2g.errors import RepoError, UnknownCommit
 from e2g.ingest.gitrepo import Repo
 from e2g.model import MAX_DIFF, Address, FileStatus, Trailer
+from tests.conftest import clone
 from tests.ingest.conftest import BASE, commit_all, git_patch_ids, repo_path, run_git
 
 
@@ -167,10 +168,7 @@ def test_unborn_head_has_no_commits(tmp_path: Path) -> None:
 
 
 def test_bare_clone_reads_the_same(history, tmp_path: Path) -> None:
-    bare = tmp_path / "bare.git"
-    run_git(
-        tmp_path, "clone", "-q", "--bare", f"file://{repo_path(history)}", str(bare)
-    )
+    bare = clone(repo_path(history), tmp_path / "bare.git", "--bare")
     repo = Repo.open(bare)
     assert repo.root == bare
     (commit,) = list(repo.commits([str(history["rename"])]))
@@ -179,8 +177,7 @@ def test_bare_clone_reads_the_same(history, tmp_path: Path) -> None:
 
 
 def test_user_diff_config_does_not_change_patch_ids(history, tmp_path: Path) -> None:
-    clone = tmp_path / "clone"
-    run_git(tmp_path, "clone", "-q", f"file://{repo_path(history)}", str(clone))
+    copy = clone(repo_path(history), tmp_path / "clone")
     for setting in (
         "diff.noprefix=true",
         "diff.suppressBlankEmpty=true",
@@ -188,24 +185,15 @@ def test_user_diff_config_does_not_change_patch_ids(history, tmp_path: Path) -> 
         "diff.context=1",
     ):
         key, value = setting.split("=")
-        run_git(clone, "config", key, value)
-    repo = Repo.open(clone)
+        run_git(copy, "config", key, value)
+    repo = Repo.open(copy)
     expected = git_patch_ids(repo_path(history))
     commits = list(repo.commits(repo.rev_list([])))
     assert {c.sha: c.patch.patch_id for c in commits if c.patch.patch_id} == expected
 
 
 def test_shallow_clone_boundary_has_no_diff(history, tmp_path: Path) -> None:
-    shallow = tmp_path / "shallow"
-    run_git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--depth",
-        "3",
-        f"file://{repo_path(history)}",
-        str(shallow),
-    )
+    shallow = clone(repo_path(history), tmp_path / "shallow", "--depth", "3")
     repo = Repo.open(shallow)
     shas = repo.rev_list([])
     assert history["root"] not in shas
@@ -217,17 +205,7 @@ def test_shallow_clone_boundary_has_no_diff(history, tmp_path: Path) -> None:
     assert boundary == [history["unicode"]]
     # git would show the grafted commit as adding the whole tree
     assert commits[str(history["unicode"])].patch.files == ()
-    depth_one = tmp_path / "depth-one"
-    run_git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--depth",
-        "1",
-        f"file://{repo_path(history)}",
-        str(depth_one),
-    )
-    only = Repo.open(depth_one)
+    only = Repo.open(clone(repo_path(history), tmp_path / "depth-one", "--depth", "1"))
     (tip,) = list(only.commits(only.rev_list([])))
     # A depth-1 merge has lost its parents: git lists it as a root commit.
     assert tip.sha == history["merge"]
