@@ -14,6 +14,10 @@ from e2g.errors import StoreError
 
 # Each entry moves the schema from version i to i+1. Never edit a released step:
 # append a new one.
+# Set by migration 3 on a store that already held files: the next `e2g ingest`
+# computes their weights (pipeline.fill_file_weights) and removes it.
+WEIGHTS_PENDING_KEY = "file_weights_pending"
+
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -172,16 +176,12 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 3: each mail file's line weight (model.lines_weight), so the matcher can bound
     # a diff's similarity before reading it; NULL for mail stored before.
-    """
+    f"""
     ALTER TABLE files ADD COLUMN weight REAL;
     INSERT INTO meta(key, value)
-        SELECT 'file_weights_pending', '1' WHERE EXISTS (SELECT 1 FROM files);
+        SELECT '{WEIGHTS_PENDING_KEY}', '1' WHERE EXISTS (SELECT 1 FROM files);
     """,
 )
-
-# Set by migration 3 on a store that already held files: the next `e2g ingest`
-# computes their weights (pipeline.fill_file_weights) and removes it.
-WEIGHTS_PENDING_KEY = "file_weights_pending"
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
