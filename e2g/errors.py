@@ -6,6 +6,13 @@ line on stderr ("e2g: error: <message>") and the error's exit code.
 
 from __future__ import annotations
 
+import logging
+
+# What a run must tell the user although it goes on (damaged input, a restarted
+# helper): the CLI shows this logger at default verbosity, and an ingest copies its
+# records into the --json summary's "warnings".
+notice = logging.getLogger("e2g.notice")
+
 
 class E2gError(Exception):
     """A failure the user can act on; str(err) is the whole message shown."""
@@ -33,6 +40,13 @@ class EmptyStore(E2gError):
 
 class IndexError_(E2gError):
     """The full-text index is missing or unusable; `e2g reindex` fixes it."""
+
+
+class IndexBehind(E2gError):
+    """The store is complete but the full-text index lacks some of it: searches miss
+    those messages until `e2g reindex` (or the next ingest or search) catches up."""
+
+    exit_code = 3
 
 
 class QueryError(E2gError):

@@ -7,12 +7,17 @@ model or result objects; nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
 from e2g.config import Settings
-from e2g.errors import EmptyStore, StoreError
+from e2g.errors import EmptyStore, IndexError_, StoreError
 from e2g.index.store import Store, StoreCounts
+
+# A search that finds the index at most this many store changes behind brings it
+# level first (about a thousand documents per second); a larger gap is said instead.
+CATCH_UP_LIMIT = 20_000
 
 if TYPE_CHECKING:
     from e2g.index.fulltext import SearchHit
@@ -81,22 +86,72 @@ def counts(settings: Settings) -> StoreCounts:
         return store.counts()
 
 
-def search(
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: list[SearchHit]
+    total: int
+    index_lag: int  # store changes the index did not hold when it was searched
+    caught_up: int  # documents this search indexed first, to bring the index level
+    note: str | None  # one line for the user when the answer may miss messages
+
+
+def search(  # noqa: PLR0913
     settings: Settings,
     query: str,
     *,
     limit: int = 20,
     offset: int = 0,
     sort: str = "date",
-) -> tuple[list[SearchHit], int]:
+    catch_up: bool = True,
+) -> SearchResult:
+    """Search the full-text index, first bringing it level with the store when it is
+    a little behind (a run that was killed or interrupted); never silently behind:
+    the result says how far behind it answered from, and what fixes that."""
     from e2g.index.fulltext import Fulltext
 
-    open_store(settings).close()
-    fulltext = Fulltext.open(settings.index_dir, create=False)
+    with (
+        open_store(settings) as store,
+        Fulltext.open(settings.index_dir, create=False) as fulltext,
+    ):
+        from e2g.ingest import indexing
+
+        lag = indexing.lag(store, fulltext)
+        caught, note = 0, None
+        if lag:
+            caught, note = _catch_up(settings, lag, allowed=catch_up)
+            lag = indexing.lag(store, fulltext)
+        hits, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
+    if lag and note is None:
+        note = _behind(lag)
+    return SearchResult(hits, total, lag, caught, note if lag else None)
+
+
+def _catch_up(settings: Settings, lag: int, *, allowed: bool) -> tuple[int, str | None]:
+    """Index what the store has and the index lacks, when that is quick and nobody
+    else is doing it; else the line that says why the answer may miss messages."""
+    from e2g.index.store_writer import writer_running
+    from e2g.ingest import indexing
+
+    if writer_running(settings.data_dir):
+        return 0, (
+            f"an ingest is running: {lag:,} of the store's messages are not "
+            "searchable yet"
+        )
+    if not allowed or lag > CATCH_UP_LIMIT:
+        return 0, None
     try:
-        return fulltext.search(query, limit=limit, offset=offset, sort=sort)
-    finally:
-        fulltext.close()
+        return indexing.catch_up(
+            settings.store_path, settings.index_dir, bodies=settings.index_bodies
+        ), None
+    except (IndexError_, StoreError, OSError) as error:
+        return 0, f"{_behind(lag)} (catching up failed: {error})"
+
+
+def _behind(lag: int) -> str:
+    return (
+        f"the search index lacks {lag:,} of the store's messages: "
+        "run `e2g reindex` to search them too"
+    )
 
 
 def hit_json(hit: SearchHit, settings: Settings) -> dict[str, object]:

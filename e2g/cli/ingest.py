@@ -10,7 +10,7 @@ import typer
 from e2g.api import core as api
 from e2g.cli import output
 from e2g.cli.context import state
-from e2g.errors import Interrupted
+from e2g.errors import IndexBehind, Interrupted
 
 if TYPE_CHECKING:
     from e2g.ingest.pipeline import IngestReport, Progress
@@ -76,6 +76,11 @@ def ingest(
     with output.ProgressBar("ingest", enabled=not quiet) as bar:
 
         def progress(event: Progress) -> None:
+            if event.index_lag is not None:
+                bar.update(
+                    status=f"search index: {output.number(event.index_lag)} messages to go"
+                )
+                return
             rate = event.messages / event.elapsed if event.elapsed > 0 else 0.0
             bar.update(
                 status=f"{output.number(event.messages)} msgs  {event.bytes / 1e6:,.1f} MB  {rate:,.0f} msg/s"
@@ -94,8 +99,16 @@ def ingest(
     elif not quiet:
         output.err(_summary(report))
     if report.interrupted:
+        behind = ""
+        if report.index_behind:
+            behind = f" (the search index lacks {output.number(report.index_lag)} of the store's messages until then)"
         raise Interrupted(
-            f"interrupted: {output.number(report.new)} new messages were kept; run the same command to resume"
+            f"interrupted: {output.number(report.new)} new messages were kept; run the same command to resume{behind}"
+        )
+    if report.index_behind:
+        raise IndexBehind(
+            f"the store is complete but the search index lacks {output.number(report.index_lag)} "
+            f"of its messages ({report.index_problem}): run `e2g reindex`"
         )
 
 

@@ -66,9 +66,12 @@ def search(
 ) -> None:
     """Search every list in the store; newest first."""
     settings = state.settings()
-    hits, total = api.search(
+    result = api.search(
         settings, " ".join(query), limit=limit, offset=offset, sort=str(sort)
     )
+    hits, total = result.hits, result.total
+    if result.note:  # even with -q: the answer may miss messages
+        output.err(f"e2g: warning: {result.note}")
     if as_json:
         for hit in hits:
             output.json_line(hit_json(hit, settings))

@@ -5,12 +5,13 @@ pipeline hands in `IndexDoc`s, searches come back as `SearchHit`s, and queries a
 text parsed by `index.query`. The SQLite store is the record; this index is derived and
 can be rebuilt from the store at any time (`rebuild`, behind `e2g reindex`).
 
-Consistency with the store: `FulltextWriter.commit` is called right after the store's
-batch commits, and the highest store sequence number it holds (`last_seq`) is written to
-a sidecar file only after Whoosh's own commit. A crash therefore leaves the index behind
-the store, never ahead of it, and the next ingest catches up from `last_seq`. Updates are
-keyed by Message-ID, so indexing a message again (a resend, a cross-post, a catch-up
-that overlaps) replaces it instead of duplicating it.
+Consistency with the store: documents are built only from rows the store committed,
+and how far the index has followed the store (its `IndexMark`: the highest message
+`seq`, and the last revision of the store's index journal of other changes) is written
+to a sidecar file only after Whoosh's own commit. A crash therefore leaves the index
+behind the store, never ahead of it, and whoever opens it next catches up from the mark.
+Updates are keyed by Message-ID, so indexing a message again (a resend, a cross-post, a
+catch-up that overlaps) replaces it instead of duplicating it.
 
 Readers never block: Whoosh locks writers only, and a searcher sees the last commit.
 
@@ -85,6 +86,18 @@ class IndexDoc:
     thread_root: str | None
     body: str | None  # None unless --index-bodies
     seq: int  # the store's message sequence number: catch-up indexes seq > last_seq()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMark:
+    """How far the index follows the store: every message up to `seq`, and the
+    store's journal of other changes (new lists, deletions) up to `change`."""
+
+    seq: int = 0
+    change: int = 0
+
+    def __or__(self, other: IndexMark) -> IndexMark:
+        return IndexMark(max(self.seq, other.seq), max(self.change, other.change))
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +424,7 @@ class Fulltext:
                 )
             directory.mkdir(parents=True, exist_ok=True)
             index = whoosh.index.create_in(str(directory), _schema())
-            _write_sidecar(directory, 0)
+            _write_sidecar(directory, IndexMark())
             return cls(directory, index)
         except _BROKEN as error:
             raise errors.IndexError_(
@@ -421,14 +434,28 @@ class Fulltext:
 
     def last_seq(self) -> int:
         """The highest store sequence number committed to this index (0 when empty)."""
+        return self.mark().seq
+
+    def mark(self) -> IndexMark:
+        """How far the committed index follows the store."""
         return _read_sidecar(self.directory)
+
+    def message_ids(self) -> set[str]:
+        """The Message-ID of every live document (a consistency check; memory grows
+        with the index)."""
+        with self._index.searcher() as searcher:
+            return {
+                str(fields["message_id"])
+                for fields in searcher.reader().all_stored_fields()
+            }
 
     def count(self) -> int:
         return int(self._index.doc_count())
 
-    def writer(self) -> FulltextWriter:
-        """A writer for one or more batches; raises IndexError_ if another one is open."""
-        return FulltextWriter(self)
+    def writer(self, *, wait: float = 0.0) -> FulltextWriter:
+        """A writer for one or more batches; raises IndexError_ if another one is
+        still open after `wait` seconds."""
+        return FulltextWriter(self, wait=wait)
 
     def search(
         self, query: str, *, limit: int = 20, offset: int = 0, sort: str = "date"
@@ -561,10 +588,13 @@ class FulltextWriter:
     explicitly, right after the store's own commit, so the index never runs ahead.
     """
 
-    def __init__(self, fulltext: Fulltext, *, assume_new: bool = False) -> None:
+    def __init__(
+        self, fulltext: Fulltext, *, assume_new: bool = False, wait: float = 0.0
+    ) -> None:
         self._fulltext = fulltext
         # rebuild: Message-IDs are unique and the index fresh, so skip delete lookups
         self._assume_new = assume_new
+        self._wait = wait
         self._pending: dict[str, IndexDoc] = {}
         self._deleted: set[str] = set()
         self._writer: IndexWriter | None = self._acquire()
@@ -580,8 +610,10 @@ class FulltextWriter:
         self._pending.pop(message_id, None)
         self._deleted.add(message_id)
 
-    def commit(self) -> None:
-        """Make the batch durable in the index, then record its highest seq."""
+    def commit(self, mark: IndexMark | None = None) -> None:
+        """Make the batch durable in the index, then record how far it follows the
+        store: the highest seq of the batch's documents, and `mark` when given (a
+        catch-up that read the store that far)."""
         writer = self._writer or self._acquire()
         self._writer = None
         try:
@@ -590,9 +622,10 @@ class FulltextWriter:
         except BaseException:
             writer.cancel()
             raise
-        seqs = [doc.seq for doc in self._pending.values()]
-        last = self._fulltext.last_seq()
-        _write_sidecar(self._fulltext.directory, max([last, *seqs]))
+        held = IndexMark(max((doc.seq for doc in self._pending.values()), default=0))
+        _write_sidecar(
+            self._fulltext.directory, self._fulltext.mark() | held | (mark or held)
+        )
         self._pending.clear()
         self._deleted.clear()
 
@@ -628,7 +661,9 @@ class FulltextWriter:
 
     def _acquire(self) -> IndexWriter:
         try:
-            return self._fulltext._index.writer(limitmb=WRITER_LIMIT_MB)
+            return self._fulltext._index.writer(
+                limitmb=WRITER_LIMIT_MB, timeout=self._wait, delay=0.25
+            )
         except LockError:
             raise errors.IndexError_(
                 f"the full-text index in {self._fulltext.directory} is being written by "
@@ -672,11 +707,13 @@ def rebuild(
     directory: Path,
     docs: Iterable[IndexDoc],
     *,
+    change: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Build a fresh index from `docs` beside `directory`, then swap it in by rename.
 
     Searches keep working on the old index until the swap. Returns the docs indexed.
+    `change` is the store's journal revision read before the first doc was.
     A crash before the swap leaves the old index untouched (and a temp dir to ignore);
     a crash between the two renames leaves no index, which the next open creates empty
     and the next ingest refills from seq 0.
@@ -687,7 +724,7 @@ def rebuild(
         tempfile.mkdtemp(prefix=f".{directory.name}.rebuild-", dir=directory.parent)
     )
     try:
-        count = _fill(fresh, docs, progress)
+        count = _fill(fresh, docs, change, progress)
         _swap(fresh, directory)
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
@@ -696,7 +733,10 @@ def rebuild(
 
 
 def _fill(
-    fresh: Path, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None
+    fresh: Path,
+    docs: Iterable[IndexDoc],
+    change: int,
+    progress: Callable[[int], None] | None,
 ) -> int:
     count = 0
     with (
@@ -710,7 +750,7 @@ def _fill(
                 writer.commit()
             if progress is not None and count % 1000 == 0:
                 progress(count)
-        writer.commit()
+        writer.commit(IndexMark(change=change))
     if progress is not None:
         progress(count)
     return count
@@ -740,12 +780,18 @@ def _swap(fresh: Path, directory: Path) -> None:
 # --- the sidecar: last_seq and the format, written after each Whoosh commit ---------
 
 
-def _read_sidecar(directory: Path) -> int:
+def read_mark(directory: Path) -> IndexMark:
+    """The committed index's mark, read without opening the index (cheap to poll)."""
+    return _read_sidecar(directory)
+
+
+def _read_sidecar(directory: Path) -> IndexMark:
     try:
         data = json.loads((directory / SIDECAR).read_text(encoding="utf-8"))
-        return int(data["last_seq"])
+        # An index from before the journal: the journal started empty after it.
+        return IndexMark(int(data["last_seq"]), int(data.get("last_change", 0)))
     except FileNotFoundError:
-        return 0
+        return IndexMark()
     except (ValueError, KeyError, TypeError) as error:
         raise errors.IndexError_(
             f"{directory / SIDECAR} is unreadable ({error}); run `e2g reindex`"
@@ -764,10 +810,13 @@ def _check_sidecar(directory: Path) -> None:
         )
 
 
-def _write_sidecar(directory: Path, last_seq: int) -> None:
+def _write_sidecar(directory: Path, mark: IndexMark) -> None:
     """Atomically replace the sidecar (write a temp file, then rename over)."""
     temporary = directory / f".{SIDECAR}.{os.getpid()}"
     temporary.write_text(
-        json.dumps({"format": FORMAT, "last_seq": last_seq}), encoding="utf-8"
+        json.dumps(
+            {"format": FORMAT, "last_seq": mark.seq, "last_change": mark.change}
+        ),
+        encoding="utf-8",
     )
     temporary.replace(directory / SIDECAR)

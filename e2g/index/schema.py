@@ -17,6 +17,10 @@ from e2g.errors import StoreError
 # Set by migration 3 on a store that already held files: the next `e2g ingest`
 # computes their weights (pipeline.fill_file_weights) and removes it.
 WEIGHTS_PENDING_KEY = "file_weights_pending"
+BODIES_KEY = "index_bodies"  # the full-text index holds message bodies
+# The highest seq ever deleted: SQLite may give it to the next new message, which
+# then goes through the index journal too, since the index follows seqs upwards.
+DELETED_SEQ_KEY = "deleted_seq_high"
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -180,6 +184,16 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE files ADD COLUMN weight REAL;
     INSERT INTO meta(key, value)
         SELECT '{WEIGHTS_PENDING_KEY}', '1' WHERE EXISTS (SELECT 1 FROM files);
+    """,
+    # 4: the full-text index follows new messages by `seq`; this journal holds the
+    # other changes it must follow (a message that gained a list, a deletion, a
+    # reused seq), written in the batch's transaction, so an index that died at any
+    # point can tell exactly what it missed. Pruned once the index has them.
+    """
+    CREATE TABLE index_changes (
+        rev INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id TEXT NOT NULL
+    );
     """,
 )
 

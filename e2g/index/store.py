@@ -458,6 +458,33 @@ class Store:
             ).fetchone()[0]
         )
 
+    def max_change(self) -> int:
+        """The newest revision of the index journal (0 when it was never written)."""
+        row = self.connection.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'index_changes'"
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def changes_after(self, rev: int, *, limit: int = 2000) -> list[tuple[int, str]]:
+        """(rev, message_id) of the index journal after `rev`, oldest first."""
+        return [
+            (int(found), str(message_id))
+            for found, message_id in self.connection.execute(
+                "SELECT rev, message_id FROM index_changes WHERE rev > ? ORDER BY rev LIMIT ?",
+                (rev, limit),
+            )
+        ]
+
+    def index_lag(self, *, last_seq: int, last_change: int) -> int:
+        """How many changes an index that holds up to (`last_seq`, `last_change`) lacks:
+        messages with a higher seq, and journal entries after `last_change`."""
+        row = self.connection.execute(
+            "SELECT (SELECT COUNT(*) FROM messages WHERE seq > ?)"
+            " + (SELECT COUNT(*) FROM index_changes WHERE rev > ?)",
+            (last_seq, last_change),
+        ).fetchone()
+        return int(row[0])
+
     def iter_messages(
         self, *, after_seq: int = 0, batch: int = 2000
     ) -> Iterator[StoredMessage]:

@@ -21,6 +21,7 @@ from types import TracebackType
 from e2g.errors import StoreError
 from e2g.index.compression import Codec
 from e2g.index.db import connect, read_meta, transaction
+from e2g.index.schema import DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
 from e2g.index.store import stored_diff
 from e2g.model import FileChange, Malformed, Message, RawMessage
@@ -44,6 +45,9 @@ class BatchResult:
     malformed_new: int = 0
 
 
+LOCK_NAME = "ingest.lock"
+
+
 def _epoch(value: datetime | None) -> int | None:
     return None if value is None else int(value.timestamp())
 
@@ -54,7 +58,7 @@ class StoreWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _acquire_lock(path.parent / "ingest.lock")
+        self._lock = _acquire_lock(path.parent / LOCK_NAME)
         try:
             self.connection = connect(path)
         except BaseException:
@@ -62,6 +66,7 @@ class StoreWriter:
             raise
         self.codec = Codec(self.connection)
         self._series = SeriesAssigner(self.connection)
+        self._deleted_high = int(read_meta(self.connection, DELETED_SEQ_KEY) or 0)
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -78,7 +83,7 @@ class StoreWriter:
         try:
             self.connection.close()
         finally:
-            os.close(self._lock)
+            _release_lock(self._lock)
 
     def checkpoint(self, source: str) -> str | None:
         row = self.connection.execute(
@@ -174,6 +179,8 @@ class StoreWriter:
         if row is None:
             seq = self._insert(item)
             result.new.append(seq)
+            if seq <= self._deleted_high:  # a reused seq: the index may be past it
+                self._journal(message.message_id)
             return
         seq = int(row[0])
         result.duplicates += 1
@@ -188,6 +195,7 @@ class StoreWriter:
         if item.list_name not in known_lists:
             result.cross_posts += 1
             result.touched.append(seq)
+            self._journal(message.message_id)
 
     def _keep_earliest_date(self, seq: int, message: Message) -> None:
         """A Message-ID seen twice keeps its earliest date: the first posting counts."""
@@ -324,8 +332,24 @@ class StoreWriter:
         ).fetchone()
         if row is None:
             return
-        self.connection.execute("DELETE FROM messages WHERE seq = ?", (row[0],))
+        seq = int(row[0])
+        self.connection.execute("DELETE FROM messages WHERE seq = ?", (seq,))
         result.deleted.append(message_id)
+        self._journal(message_id)
+        if seq > self._deleted_high:
+            self._deleted_high = seq
+            self.set_meta(DELETED_SEQ_KEY, str(seq))
+
+    def _journal(self, message_id: str) -> None:
+        """Tell the full-text index that this message changed other than by arriving."""
+        self.connection.execute(
+            "INSERT INTO index_changes(message_id) VALUES (?)", (message_id,)
+        )
+
+    def prune_index_changes(self, *, upto: int) -> None:
+        """Forget the journal up to `upto`, which the full-text index has applied."""
+        with transaction(self.connection, self.path):
+            self.connection.execute("DELETE FROM index_changes WHERE rev <= ?", (upto,))
 
     def _write_malformed(self, bad: Malformed) -> int:
         cursor = self.connection.execute(
@@ -368,6 +392,8 @@ def _file_rows(
 
 
 def _acquire_lock(path: Path) -> int:
+    """The data dir's writer lock, with the holder's pid written in it so that readers
+    can tell a running ingest without taking the lock (`writer_running`)."""
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -376,4 +402,32 @@ def _acquire_lock(path: Path) -> int:
         raise StoreError(
             f"another e2g is writing to {path.parent}: wait for it to finish, or use another --data-dir"
         ) from None
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, str(os.getpid()).encode(), 0)
     return descriptor
+
+
+def _release_lock(descriptor: int) -> None:
+    try:
+        os.ftruncate(descriptor, 0)
+    finally:
+        os.close(descriptor)
+
+
+def writer_running(data_dir: Path) -> bool:
+    """Whether an ingest holds the data dir's writer lock now, read without taking it
+    (a reader that took it, even for a moment, could make an ingest fail to start).
+    A holder killed with SIGKILL leaves its pid behind: it counts only while alive."""
+    try:
+        text = (data_dir / LOCK_NAME).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not text.isdigit():
+        return False
+    try:
+        os.kill(int(text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, and someone else's
+    return True

@@ -33,7 +33,7 @@ from typing import IO, Protocol, cast
 
 import zstandard
 
-from e2g.errors import ArchiveUnreadable
+from e2g.errors import ArchiveUnreadable, notice
 
 log = logging.getLogger(__name__)
 
@@ -150,18 +150,25 @@ def read_chunks(
     # read1 returns what one decompression step made: a damaged or cut stream then
     # loses nothing before the damage, where read() would drop its partial result.
     read = getattr(reader, "read1", reader.read)
+    offset = 0
     while True:
         try:
             chunk = read(CHUNK_SIZE)
         except _DAMAGE as error:
             if compression is None:
                 raise
-            log.warning(
-                "%s: damaged %s data, stopping there (%s)", label, compression, error
+            notice.warning(
+                "%s: damaged or truncated %s data after %s decompressed bytes; "
+                "the rest of it was not read (%s)",
+                label,
+                compression,
+                f"{offset:,}",
+                error,
             )
             return
         if not chunk:
             return
+        offset += len(chunk)
         yield chunk
 
 
@@ -274,7 +281,11 @@ def skip_stream(
                 head += chunk[: HEAD_SIZE - len(head)]
             window = (window + chunk)[-WINDOW_SIZE:]
     except _DAMAGE as error:
-        log.warning("%s: damaged data before the checkpoint (%s)", label, error)
+        notice.warning(
+            "%s: damaged data before the checkpoint; reading it again (%s)",
+            label,
+            error,
+        )
         return None
     return _matching(bytes(head), window[len(window) - mark.window :], mark)
 

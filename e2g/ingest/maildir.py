@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from e2g.errors import ArchiveUnreadable
+from e2g.errors import ArchiveUnreadable, notice
 from e2g.ingest.compression import SUFFIXES, read_head
 from e2g.ingest.mbox import (
     MAX_RAW_MESSAGE,
@@ -240,7 +240,7 @@ def walk_files(root: Path) -> Iterator[Path]:
             with os.scandir(folder) as scan:
                 items = sorted(scan, key=lambda item: item.name, reverse=True)
         except PermissionError:
-            log.warning("%s: permission denied; skipped", folder)
+            notice.warning("%s: permission denied; skipped", folder)
             continue
         for item in items:
             if item.name.startswith("."):
@@ -274,7 +274,7 @@ def read_mail_file(
     try:
         head, _ = read_head(entry.path)
     except ArchiveUnreadable as error:
-        log.warning("%s; skipped", error)
+        notice.warning("%s; skipped", error)
         return iter(())
     layout = classify_head(head)
     if layout is None:

@@ -3,8 +3,10 @@
 The only ingest module that touches `e2g.index`. Readers stream raw messages; worker
 processes parse them in bounded chunks (memory does not grow with archive size); this
 process writes each chunk as one store transaction together with the source's
-checkpoint, then feeds the full-text index, which is committed after the store and so
-is never ahead of it (a crash leaves it behind; the next run catches up by `seq`).
+checkpoint, then nudges the full-text index process (`indexing`), which reads only what
+the store committed and so is never ahead of it. A run ends complete (store and index)
+or says what is behind: the report's `index_lag` counts the store changes the index
+lacks after the run, and anything that cut the run short is in its `warnings`.
 
 The per-message boundary here is one of the two places e2g catches broadly: a message
 that makes the parser fail is counted as malformed with the reason, never fatal.
@@ -15,19 +17,23 @@ from __future__ import annotations
 import dataclasses
 import logging
 import multiprocessing
+import os
 import signal
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
 from typing import BinaryIO
 
-from e2g.errors import Interrupted
-from e2g.index.fulltext import rebuild
-from e2g.index.schema import WEIGHTS_PENDING_KEY
+from e2g import faults
+from e2g.errors import E2gError, Interrupted, notice
+from e2g.index.fulltext import IndexMark, read_mark, rebuild
+from e2g.index.schema import BODIES_KEY, WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
 from e2g.ingest import processes
@@ -39,11 +45,7 @@ from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
 
 log = logging.getLogger(__name__)
 
-BODIES_KEY = "index_bodies"  # store meta: the index holds message bodies
 CHUNK = 500  # messages per parse task and per store transaction
-INDEX_COMMIT_EVERY = (
-    20_000  # documents between full-text commits (Whoosh commits are slow)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +73,16 @@ class IngestReport:
     dates_sanitised: int = 0
     bytes: int = 0
     indexed: int = 0
-    index_behind: bool = False  # the index process failed: `e2g reindex` catches up
+    index_lag: int = 0  # store changes the full-text index lacks after the run
+    index_behind: bool = False  # index_lag > 0: searches miss them until caught up
+    index_restarts: int = 0  # index processes that died and were started again
+    index_problem: str | None = None  # why the index is behind, when it is
     elapsed: float = 0.0
     sources: int = 0
     interrupted: bool = False
     weighed: int = 0  # messages stored before schema 3 whose files were weighed now
     malformed_reasons: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)  # damaged input, restarts
 
     def as_dict(self) -> dict[str, object]:
         data = dataclasses.asdict(self)
@@ -91,6 +97,7 @@ class Progress:
     messages: int
     bytes: int
     elapsed: float
+    index_lag: int | None = None  # set while the run waits for the index to catch up
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -202,50 +209,73 @@ def _count(report: IngestReport, message: Message) -> None:
         report.dates_sanitised += 1
 
 
-def _ignore_interrupts() -> None:
+def _start_worker(ingest: int) -> None:
     # Ctrl-C reaches the whole process group: the parent stops the run, not the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    processes.exit_with(ingest)  # a killed ingest leaves no worker behind
 
 
 class _ParsePool:
-    """At most `depth` chunks in flight: the reader never runs ahead of the writer."""
+    """At most `depth` chunks in flight: the reader never runs ahead of the writer.
+
+    A pool whose worker died (the OOM killer, a signal) is broken for good; the
+    chunks in flight and all later ones are then parsed here, so the run still ends
+    with every message accounted for.
+    """
 
     def __init__(self, workers: int, now: datetime) -> None:
         self._now = now
-        self._pool: Pool | None = None
+        self._pool: ProcessPoolExecutor | None = None
         if workers > 1:
-            self._pool = processes.context().Pool(
-                workers, initializer=_ignore_interrupts
+            self._pool = ProcessPoolExecutor(
+                workers,
+                mp_context=processes.context(),
+                initializer=_start_worker,
+                initargs=(os.getpid(),),
             )
         self._depth = max(2, workers * 2)
 
     def map(
         self, chunks: Iterable[_Chunk]
     ) -> Iterator[tuple[_Chunk, list[Message | Malformed]]]:
-        if self._pool is None:
-            for chunk in chunks:
-                yield chunk, parse_chunk(chunk.raws, self._now)
-            return
-        queue: deque[tuple[_Chunk, AsyncResult[list[Message | Malformed]]]] = deque()
+        queue: deque[tuple[_Chunk, Future[list[Message | Malformed]] | None]] = deque()
         for chunk in chunks:
-            queue.append(
-                (chunk, self._pool.apply_async(parse_chunk, (chunk.raws, self._now)))
-            )
+            queue.append((chunk, self._submit(chunk)))
             if len(queue) >= self._depth:
-                done, result = queue.popleft()
-                yield done, result.get()
+                yield self._result(*queue.popleft())
         while queue:
-            done, result = queue.popleft()
-            yield done, result.get()
+            yield self._result(*queue.popleft())
+
+    def _submit(self, chunk: _Chunk) -> Future[list[Message | Malformed]] | None:
+        if self._pool is None:
+            return None
+        try:
+            return self._pool.submit(parse_chunk, chunk.raws, self._now)
+        except BrokenProcessPool:
+            self._broken()
+            return None
+
+    def _result(
+        self, chunk: _Chunk, future: Future[list[Message | Malformed]] | None
+    ) -> tuple[_Chunk, list[Message | Malformed]]:
+        if future is not None:
+            try:
+                return chunk, future.result()
+            except BrokenProcessPool:
+                self._broken()
+        return chunk, parse_chunk(chunk.raws, self._now)
+
+    def _broken(self) -> None:
+        if self._pool is not None:
+            notice.warning("a parse worker died; parsing in this process from here on")
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def close(self, *, abort: bool = False) -> None:
         if self._pool is None:
             return
-        if abort:
-            self._pool.terminate()
-        else:
-            self._pool.close()
-        self._pool.join()
+        self._pool.shutdown(wait=True, cancel_futures=abort)
+        self._pool = None
 
 
 def _worker_count(requested: int) -> int:
@@ -289,8 +319,9 @@ class _Run:
         result = self.writer.write_batch(
             items, malformed, source=source.key, token=chunk.token, now=self.options.now
         )
+        faults.point("ingest.batch")
         self._account(result)
-        self.indexer.add(result.new + result.touched, result.deleted)
+        self.indexer.nudge()
         if self.progress is not None:
             self.progress(
                 Progress(
@@ -321,47 +352,117 @@ def ingest(
 
     Raises ArchiveUnreadable before writing anything when a path is bad. On Ctrl-C the
     batch in flight is rolled back, everything before it is kept, and the report comes
-    back with `interrupted` set.
+    back with `interrupted` set. The report's `index_lag` says what the full-text index
+    lacks at the end (0 after a complete run), and `warnings` what went wrong on the way.
     """
     sources = detect_sources(paths)
     report = IngestReport(sources=len(sources))
     started = time.monotonic()
-    with StoreWriter(store_path) as writer:
+    with _collect_warnings(report.warnings), StoreWriter(store_path) as writer:
         # Once a store's index holds bodies, every later ingest indexes them too.
         bodies = options.index_bodies or writer.meta(BODIES_KEY) == "1"
         if bodies and writer.meta(BODIES_KEY) != "1":
             writer.set_meta(BODIES_KEY, "1")
-        pool = _ParsePool(_worker_count(options.workers), options.now)
-        indexer = IndexProcess(
-            store_path, index_dir, bodies=bodies, upto=writer.max_seq()
-        )
+        indexer = IndexProcess(store_path, index_dir, bodies=bodies)
         run = _Run(writer, indexer, options, report, progress, started)
         try:
-            for source in sources:
-                messages = read_source(
-                    source, checkpoint=writer.checkpoint(source.key), stdin=stdin
-                )
-                for chunk, parsed in pool.map(_chunks(messages, options.chunk)):
-                    run.write(source, chunk, parsed)
-            pool.close()
-        except (KeyboardInterrupt, Interrupted):
-            pool.close(abort=True)
-            report.interrupted = True
+            _read_all(run, sources, stdin)
         except BaseException:
-            pool.close(abort=True)
-            indexer.abort()
+            indexer.stop()
             raise
-        if not report.interrupted:
-            try:
-                report.weighed = fill_file_weights(writer)
-            except (KeyboardInterrupt, Interrupted):
-                report.interrupted = True
-        # The index takes only what the store committed, also after Ctrl-C.
-        indexer.finish()
-    report.indexed = indexer.indexed
-    report.index_behind = indexer.failed
+        if report.interrupted:
+            indexer.stop()
+        else:
+            _finish_index(run, store_path, index_dir)
+        _account_index(report, indexer, writer, store_path, index_dir)
     report.elapsed = time.monotonic() - started
     return report
+
+
+def _read_all(run: _Run, sources: Sequence[Source], stdin: BinaryIO | None) -> None:
+    """Every source through the parse pool into the store; Ctrl-C sets `interrupted`."""
+    pool = _ParsePool(_worker_count(run.options.workers), run.options.now)
+    try:
+        for source in sources:
+            messages = read_source(
+                source, checkpoint=run.writer.checkpoint(source.key), stdin=stdin
+            )
+            for chunk, parsed in pool.map(_chunks(messages, run.options.chunk)):
+                run.write(source, chunk, parsed)
+        pool.close()
+        run.report.weighed = fill_file_weights(run.writer)
+    except (KeyboardInterrupt, Interrupted):
+        pool.close(abort=True)
+        run.report.interrupted = True
+    except BaseException:
+        pool.close(abort=True)
+        raise
+
+
+def _finish_index(run: _Run, store_path: Path, index_dir: Path) -> None:
+    """Wait for the index to hold all the store has, showing how much is left."""
+
+    def waiting(mark: IndexMark) -> None:
+        if run.progress is None:
+            return
+        with Store(store_path) as store:
+            lag = store.index_lag(last_seq=mark.seq, last_change=mark.change)
+        report = run.report
+        elapsed = time.monotonic() - run.started
+        run.progress(Progress("index", report.messages, report.bytes, elapsed, lag))
+
+    try:
+        run.indexer.finish(waiting)
+    except (KeyboardInterrupt, Interrupted):
+        run.indexer.stop()
+        run.report.interrupted = True
+
+
+def _account_index(
+    report: IngestReport,
+    indexer: IndexProcess,
+    writer: StoreWriter,
+    store_path: Path,
+    index_dir: Path,
+) -> None:
+    """What the index holds after the run, measured against the store."""
+    outcome = indexer.outcome
+    report.indexed = outcome.indexed
+    report.index_restarts = outcome.restarts
+    report.index_problem = outcome.problem
+    try:
+        mark = read_mark(index_dir)
+    except E2gError as error:
+        report.index_problem = str(error)
+        mark = IndexMark()
+    with Store(store_path) as store:
+        report.index_lag = store.index_lag(last_seq=mark.seq, last_change=mark.change)
+    report.index_behind = report.index_lag > 0
+    if report.index_behind and report.index_problem is None and not report.interrupted:
+        report.index_problem = "the full-text index process did not finish"
+    if mark.change:
+        writer.prune_index_changes(upto=mark.change)
+
+
+class _Warnings(logging.Handler):
+    """Copies what a run says at default verbosity into its report, for --json."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self._into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._into.append(record.getMessage())
+
+
+@contextmanager
+def _collect_warnings(into: list[str]) -> Iterator[None]:
+    handler = _Warnings(into)
+    notice.addHandler(handler)
+    try:
+        yield
+    finally:
+        notice.removeHandler(handler)
 
 
 def fill_file_weights(writer: StoreWriter, *, batch: int = 1000) -> int:
@@ -389,5 +490,6 @@ def reindex(
     """Rebuild the full-text index from the store alone; return documents indexed."""
     with Store(store_path) as store:
         bodies = bodies or store.meta(BODIES_KEY) == "1"
+        change = store.max_change()  # read first: later changes are caught up after
         docs = (index_doc(stored, bodies=bodies) for stored in store.iter_messages())
-        return rebuild(index_dir, docs, progress=progress)
+        return rebuild(index_dir, docs, change=change, progress=progress)

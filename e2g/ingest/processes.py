@@ -9,6 +9,8 @@ a fork server starts children from a clean, single-threaded process instead.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import select
 import sys
 import threading
 from datetime import timedelta, timezone
@@ -43,3 +45,36 @@ def _main_reimportable() -> bool:
         return True
     path = getattr(main, "__file__", None)
     return isinstance(path, str) and Path(path).is_file()
+
+
+def exit_with(pid: int) -> None:
+    """End this process as soon as process `pid` ends (a worker of a killed ingest).
+
+    Not os.getppid(): under the fork server a worker's parent is the server, not the
+    ingest. A pidfd turns readable when the process ends; where there is none, the
+    pid is polled.
+    """
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        handle = None
+    thread = threading.Thread(
+        target=_wait_for_end, args=(pid, handle), name="e2g-parent-watch", daemon=True
+    )
+    thread.start()
+
+
+def _wait_for_end(pid: int, handle: int | None) -> None:
+    if handle is not None:
+        select.select([handle], [], [])
+        os._exit(1)
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass
+        threading.Event().wait(1.0)

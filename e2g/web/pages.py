@@ -161,16 +161,17 @@ def search_page(
     sort: Literal["date", "relevance"] = "date",
 ) -> HTMLResponse:
     hits: list[Any] = []
-    total, problem = 0, None
+    total, problem, notice = 0, None, None
     if q.strip():
         try:
-            hits, total = api.search(
+            result = api.search(
                 context.settings,
                 q,
                 limit=PAGE_SIZE,
                 offset=(page - 1) * PAGE_SIZE,
                 sort=sort,
             )
+            hits, total, notice = result.hits, result.total, result.note
         except errors.QueryError as error:
             problem = str(error)
     pages = max(1, min(MAX_PAGE, -(-total // PAGE_SIZE)))
@@ -187,6 +188,7 @@ def search_page(
         first=first,
         last=first + len(hits) - 1,
         problem=problem,
+        notice=notice,
         box_value=q,
         status=400 if problem else 200,
     )

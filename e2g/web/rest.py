@@ -101,14 +101,18 @@ def search(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     sort: Literal["date", "relevance"] = "date",
 ) -> JSONResponse:
-    hits, total = api.search(context.settings, q, limit=limit, offset=offset, sort=sort)
+    result = api.search(context.settings, q, limit=limit, offset=offset, sort=sort)
     return JSONResponse(
         {
             "query": q,
-            "total": total,
+            "total": result.total,
             "limit": limit,
             "offset": offset,
-            "hits": [hit_json(hit, context.settings) for hit in hits],
+            "hits": [hit_json(hit, context.settings) for hit in result.hits],
+            # Store changes the index lacked when searched (0: the answer is complete),
+            # and, when not 0, what to run.
+            "index_lag": result.index_lag,
+            "index_note": result.note,
         }
     )
 

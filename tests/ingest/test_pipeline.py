@@ -177,10 +177,11 @@ def test_search_sees_ingested_messages(settings, write_mbox):
             [mail(1, subject="[PATCH] mm: fix frob leak", body=patch_body(1)), mail(2)],
         ),
     )
-    hits, total = api_core.search(settings, "frob")
+    found = api_core.search(settings, "frob")
+    hits, total = found.hits, found.total
     assert total >= 1
     assert hits[0].message_id == "msg1@example.org"
-    hits, _ = api_core.search(settings, "file:mm/frob.c")
+    hits = api_core.search(settings, "file:mm/frob.c").hits
     assert [hit.message_id for hit in hits] == ["msg1@example.org"]
 
 
@@ -196,11 +197,11 @@ def test_reindex_gives_the_same_hits(settings, write_mbox):
         ),
     )
     before = [
-        hit.message_id for hit in api_core.search(settings, "is:patch", limit=100)[0]
+        hit.message_id for hit in api_core.search(settings, "is:patch", limit=100).hits
     ]
     assert api_core.reindex(settings) == 29
     after = [
-        hit.message_id for hit in api_core.search(settings, "is:patch", limit=100)[0]
+        hit.message_id for hit in api_core.search(settings, "is:patch", limit=100).hits
     ]
     assert before == after and len(after) == 29
 
@@ -253,8 +254,8 @@ def test_sigkill_mid_run_then_resume_gives_the_same_counts(tmp_path):
     connection.close()
     # The index caught up with the store after the kill.
     assert (
-        api_core.search(a, "is:patch", limit=1)[1]
-        == api_core.search(b, "is:patch", limit=1)[1]
+        api_core.search(a, "is:patch", limit=1).total
+        == api_core.search(b, "is:patch", limit=1).total
         == 4000
     )
 
@@ -355,7 +356,6 @@ def test_bodies_stay_indexed_once_asked_for(tmp_path, write_mbox):
     )
     _ingest(bodies, write_mbox("a.mbox", [mail(1, body="the frobnicator starves\n")]))
     _ingest(plain, write_mbox("b.mbox", [mail(2, body="another starves here\n")]))
-    hits, total = api_core.search(plain, "starves")
-    assert total == 2
+    assert api_core.search(plain, "starves").total == 2
     assert api_core.reindex(plain) == 2
-    assert api_core.search(plain, "starves")[1] == 2
+    assert api_core.search(plain, "starves").total == 2
