@@ -107,20 +107,24 @@ def search(  # noqa: PLR0913
     """Search the full-text index, first bringing it level with the store when it is
     a little behind (a run that was killed or interrupted); never silently behind:
     the result says how far behind it answered from, and what fixes that."""
-    from e2g.index.fulltext import Fulltext
+    from e2g.index.fulltext import Fulltext, exists
+    from e2g.index.store_writer import writer_running
+    from e2g.ingest import indexing
 
-    with (
-        open_store(settings) as store,
-        Fulltext.open(settings.index_dir, create=False) as fulltext,
-    ):
-        from e2g.ingest import indexing
-
-        lag = indexing.lag(store, fulltext)
-        caught, note = 0, None
-        if lag:
-            caught, note = _catch_up(settings, lag, allowed=catch_up)
+    running = writer_running(settings.data_dir)
+    with open_store(settings) as store:
+        if running and not exists(settings.index_dir):  # the ingest makes it any moment
+            lag = store.index_lag(last_seq=0, last_change=0)
+            return SearchResult([], 0, lag, 0, _running(lag) if lag else None)
+        # A store whose index is gone (deleted, or a first ingest killed early): an
+        # empty one is made, and caught up below like any lagging index.
+        with Fulltext.open(settings.index_dir, create=catch_up) as fulltext:
             lag = indexing.lag(store, fulltext)
-        hits, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
+            caught, note = 0, None
+            if lag:
+                caught, note = _catch_up(settings, lag, allowed=catch_up)
+                lag = indexing.lag(store, fulltext)
+            hits, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
     if lag and note is None:
         note = _behind(lag)
     return SearchResult(hits, total, lag, caught, note if lag else None)
@@ -133,10 +137,7 @@ def _catch_up(settings: Settings, lag: int, *, allowed: bool) -> tuple[int, str 
     from e2g.ingest import indexing
 
     if writer_running(settings.data_dir):
-        return 0, (
-            f"an ingest is running: {lag:,} of the store's messages are not "
-            "searchable yet"
-        )
+        return 0, _running(lag)
     if not allowed or lag > CATCH_UP_LIMIT:
         return 0, None
     try:
@@ -145,6 +146,12 @@ def _catch_up(settings: Settings, lag: int, *, allowed: bool) -> tuple[int, str 
         ), None
     except (IndexError_, StoreError, OSError) as error:
         return 0, f"{_behind(lag)} (catching up failed: {error})"
+
+
+def _running(lag: int) -> str:
+    return (
+        f"an ingest is running: {lag:,} of the store's messages are not searchable yet"
+    )
 
 
 def _behind(lag: int) -> str:

@@ -780,6 +780,11 @@ def _swap(fresh: Path, directory: Path) -> None:
 # --- the sidecar: last_seq and the format, written after each Whoosh commit ---------
 
 
+def exists(directory: Path) -> bool:
+    """Whether `directory` holds an index (a cheap look, for readers)."""
+    return bool(whoosh.index.exists_in(str(directory)))
+
+
 def read_mark(directory: Path) -> IndexMark:
     """The committed index's mark, read without opening the index (cheap to poll)."""
     return _read_sidecar(directory)

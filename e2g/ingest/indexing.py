@@ -204,6 +204,10 @@ class IndexProcess:
         self._index_dir = index_dir
         self.outcome = IndexOutcome()
         self._process: subprocess.Popen[bytes] | None = None
+        try:  # so that readers meanwhile find an index, if behind
+            Fulltext.open(index_dir).close()
+        except errors.E2gError:
+            pass  # broken: the store goes on, and the end of the run says what to do
 
     def nudge(self) -> None:
         """Say that the store committed more; never blocks, notices a dead child."""

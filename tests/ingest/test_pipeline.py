@@ -222,44 +222,6 @@ def _big_archive(path: Path, count: int) -> None:
             handle.write(mail(number, subject=subject, body=body))
 
 
-@pytest.mark.slow
-def test_sigkill_mid_run_then_resume_gives_the_same_counts(tmp_path):
-    archive = tmp_path / "big.mbox"
-    _big_archive(archive, 6000)
-    killed, clean = tmp_path / "killed", tmp_path / "clean"
-    command = [sys.executable, "-m", "e2g", "-q", "ingest", "--jobs", "1", str(archive)]
-    process = subprocess.Popen(
-        [*command[:3], "--data-dir", str(killed), *command[3:]], start_new_session=True
-    )
-    store = killed / "store.sqlite3"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if store.exists() and _rows(store) >= 1000:
-            break
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    partial = _rows(store)
-    assert partial < 6000, (
-        "the run finished before it could be killed; make the archive bigger"
-    )
-    subprocess.run([*command[:3], "--data-dir", str(killed), *command[3:]], check=True)
-    subprocess.run([*command[:3], "--data-dir", str(clean), *command[3:]], check=True)
-    a = config.resolve(data_dir=killed, env={}, home=tmp_path)
-    b = config.resolve(data_dir=clean, env={}, home=tmp_path)
-    assert _counts(a) == _counts(b)
-    assert _counts(a)[0] == 6000
-    connection = sqlite3.connect(store)
-    assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    connection.close()
-    # The index caught up with the store after the kill.
-    assert (
-        api_core.search(a, "is:patch", limit=1).total
-        == api_core.search(b, "is:patch", limit=1).total
-        == 4000
-    )
-
-
 def _rows(store: Path) -> int:
     try:
         connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
