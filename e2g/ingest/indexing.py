@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -258,12 +259,7 @@ class IndexProcess:
         process, self._process = self._process, None
         if process is None:
             return
-        _close(_stdin(process))
-        try:
-            process.wait(timeout=STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()  # Whoosh commits atomically: a kill loses only this batch
-            process.wait()
+        _reap(process)
         self._collect(process)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -286,8 +282,7 @@ class IndexProcess:
 
     def _lost(self, process: subprocess.Popen[bytes]) -> None:
         """The child died or failed: start another one once, else give up."""
-        _close(_stdin(process))
-        code = process.wait()
+        code = _reap(process)
         said = self._said(process)
         self._collect(process)
         problem = f"the full-text index process {_died(code)}{said}"
@@ -304,14 +299,9 @@ class IndexProcess:
         process: subprocess.Popen[bytes],
         progress: Callable[[IndexMark], None] | None,
     ) -> bool:
-        stdin = _stdin(process)
-        os.set_blocking(stdin.fileno(), True)
-        try:
-            stdin.write(DONE)
-            stdin.flush()
-        except BrokenPipeError:
+        if not _send(process, DONE):
             return False
-        _close(stdin)
+        _close(_stdin(process))
         if not self._wait(process, progress):
             process.kill()
             process.wait()
@@ -374,6 +364,33 @@ class IndexProcess:
             return False
         self.outcome.indexed += int(report.get("indexed", 0))
         return bool(report.get("done"))
+
+
+def _send(process: subprocess.Popen[bytes], data: bytes) -> bool:
+    """Write `data` to the child, waiting while its pipe is full but never for a
+    child that died or stopped reading for STALL_SECONDS; True once written."""
+    descriptor = _stdin(process).fileno()
+    deadline = time.monotonic() + STALL_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            os.write(descriptor, data)
+            return True
+        except BlockingIOError:
+            select.select([], [descriptor], [], 1.0)
+        except BrokenPipeError:
+            return False
+    return False
+
+
+def _reap(process: subprocess.Popen[bytes]) -> int:
+    """Close the child's stdin (it commits what it holds and ends) and wait for it,
+    at most STOP_SECONDS; then kill it. Returns its exit status."""
+    _close(_stdin(process))
+    try:
+        return process.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()  # Whoosh commits atomically: a kill loses only this batch
+        return process.wait()
 
 
 def _stdin(process: subprocess.Popen[bytes]) -> IO[bytes]:
