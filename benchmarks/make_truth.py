@@ -25,9 +25,9 @@ from typing import TextIO
 
 from e2g import config
 from e2g.errors import RepoError
+from e2g.git.repo import Repo
 from e2g.index.store import Store
-from e2g.ingest.gitrepo import Repo
-from e2g.ingest.trailers import linked_message_ids
+from e2g.mail.trailers import linked_message_ids
 from e2g.model import Commit
 
 COLUMNS = ("commit", "commit_date", "message_id", "in_archive", "subject")

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from e2g.ingest.gitrepo import Repo
+from e2g.git.repo import Repo
 
 
 def git_dir(repo: Path) -> Path:

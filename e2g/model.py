@@ -1,7 +1,7 @@
 """Frozen value types shared by every layer of e2g.
 
 No IO and no third-party imports: readers produce RawMessage, parsers produce Message
-(with Patch / PullRequest / SubjectInfo), gitrepo produces Commit, the matcher produces
+(with Patch / PullRequest / SubjectInfo), git.repo produces Commit, the matcher produces
 Link. The store maps rows to and from these; output maps them to JSON.
 """
 

@@ -1,7 +1,7 @@
 """Commits to postings: `link` (one commit), `match` (a range, stored), and the JSON shape.
 
-The one place that brings git (ingest.gitrepo), the diff tools (ingest.patch,
-ingest.trailers) and the matcher together: the matcher never runs git and never parses
+The one place that brings git (git.repo), the diff tools (mail.patch,
+mail.trailers) and the matcher together: the matcher never runs git and never parses
 diffs itself, it gets a MatchRequest.
 """
 
@@ -19,13 +19,13 @@ from pathlib import Path
 from e2g.api.core import open_store
 from e2g.config import Settings
 from e2g.errors import EmptyStore, UsageError
+from e2g.git.repo import CommitReader, Repo
 from e2g.index.link_writer import LinkRows, LinkWriter, link_rows
 from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.ingest import processes
-from e2g.ingest.gitrepo import CommitReader, Repo
-from e2g.ingest.patch import Lines, diff_lines
-from e2g.ingest.trailers import linked_message_ids
+from e2g.mail.patch import Lines, diff_lines
+from e2g.mail.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.scoring import predates

@@ -18,7 +18,7 @@ from e2g.api.core import open_store
 from e2g.api.link import repo_key
 from e2g.config import Settings
 from e2g.errors import NotMatched, UsageError
-from e2g.ingest.gitrepo import Repo
+from e2g.git.repo import Repo
 
 GROUPINGS = ("dir", "list", "year", "method")
 NO_MATCH = "no match"

@@ -89,7 +89,8 @@ def global_options(
     )
     if verbose == 0 and not quiet:
         # Per-message parse warnings are counted in the summary; show them with -v.
-        logging.getLogger("e2g.ingest").setLevel(logging.ERROR)
+        for name in ("e2g.ingest", "e2g.mail", "e2g.archives"):
+            logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _register() -> None:

@@ -1,7 +1,7 @@
 """The ingest pipeline: archives -> parsed messages -> store (the record) -> full-text index.
 
-The only ingest module that touches `e2g.index`. Readers stream raw messages; worker
-processes parse them in bounded chunks (memory does not grow with archive size); this
+It joins the packages below it: `e2g.archives` readers stream raw messages; worker
+processes parse them with `e2g.mail.message` in bounded chunks (memory does not grow with archive size); this
 process writes each chunk as one store transaction together with the source's
 checkpoint, then nudges the full-text index process (`indexing`), which reads only what
 the store committed and so is never ahead of it. A run ends complete (store and index)
@@ -31,16 +31,16 @@ from pathlib import Path
 from typing import BinaryIO
 
 from e2g import faults
+from e2g.archives.detect import Source, detect_sources, read_source
 from e2g.errors import E2gError, Interrupted, notice
 from e2g.index.fulltext import IndexMark, read_mark, rebuild
 from e2g.index.schema import BODIES_KEY, WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
 from e2g.ingest import processes
-from e2g.ingest.archives import Source, detect_sources, read_source
 from e2g.ingest.indexing import IndexProcess, index_doc
-from e2g.ingest.message import parse_message
-from e2g.ingest.patch import file_weights
+from e2g.mail.message import parse_message
+from e2g.mail.patch import file_weights
 from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
 
 log = logging.getLogger(__name__)

@@ -134,7 +134,7 @@ def score_candidate(  # noqa: PLR0913 - all keyword-only
 ) -> Score:
     """Score how surely `candidate` is a posting of `commit`'s patch.
 
-    `commit_lines` and `mail_lines` are `e2g.ingest.patch.diff_lines` of the two
+    `commit_lines` and `mail_lines` are `e2g.mail.patch.diff_lines` of the two
     diffs, computed by the caller (the matcher does not import ingest); pass None
     for a candidate without a diff. `mail_lines` may be a function that reads them:
     it is not called when the verdict does not depend on the diff (see hopeless()).

@@ -23,7 +23,7 @@ _Source = TypeVar("_Source")
 _Made = TypeVar("_Made")
 
 # Per normalised path: (added lines, removed lines), whitespace-collapsed, as
-# e2g.ingest.patch.diff_lines returns them.
+# e2g.mail.patch.diff_lines returns them.
 LinesByFile = Mapping[str, tuple[Sequence[str], Sequence[str]]]
 
 # Leftover lines paired fuzzily per file and side: bounds the cost of a huge diff.

@@ -15,7 +15,7 @@ from e2g.index.db import connect
 from e2g.index.schema import MIGRATIONS, SCHEMA_VERSION
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, StoreWriter
-from e2g.ingest.message import parse_message
+from e2g.mail.message import parse_message
 from e2g.model import Message, Origin, RawMessage
 from tests.conftest import mail, patch_body
 
@@ -222,7 +222,7 @@ def test_in_list_pads_to_a_power_of_two_without_changing_answers(
 
 
 def test_each_stored_patch_file_carries_the_weight_its_diff_has(tmp_path: Path) -> None:
-    from e2g.ingest.patch import diff_lines
+    from e2g.mail.patch import diff_lines
     from e2g.model import lines_weight
     from tests.conftest import SAMPLE
 
@@ -325,6 +325,6 @@ def test_a_file_changed_by_two_diffs_of_one_mail_is_stored_once_with_both_counts
         assert stored.file_lines == ((3, 2),)
         diff = store.diff(stored.seq)
         assert diff is not None
-        from e2g.ingest.patch import file_weights
+        from e2g.mail.patch import file_weights
 
         assert stored.file_weights == (file_weights(diff)["mm/frob.c"],)

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from e2g.errors import ArchiveUnreadable, E2gError
-from e2g.ingest.archives import (
+from e2g.archives.detect import (
     DIRECTORY,
     EML,
     MAILDIR,
@@ -24,6 +23,7 @@ from e2g.ingest.archives import (
     detect_sources,
     read_source,
 )
+from e2g.errors import ArchiveUnreadable, E2gError
 from tests.conftest import corpus_path
 from tests.ingest.test_mbox import FROM_LINE, mboxrd, message
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import e2g.ingest.gitrepo as gitrepo
+import e2g.git.repo as gitrepo
 from e2g.errors import RepoError
-from e2g.ingest.gitrepo import Repo
-from e2g.ingest.patch import diff_lines
+from e2g.git.repo import Repo
+from e2g.mail.patch import diff_lines
 from tests.conftest import clone
 from tests.ingest.conftest import repo_path
 

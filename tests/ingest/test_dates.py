@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.ingest.dates import (
+from e2g.mail.dates import (
     parse_date,
     parse_from_line_date,
     parse_received,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from e2g.ingest.message import parse_message
+from e2g.mail.message import parse_message
 from e2g.model import (
     MAX_ADDRESS,
     MAX_MESSAGE_ID,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from e2g.errors import RepoError, UnknownCommit
-from e2g.ingest.gitrepo import Repo
+from e2g.git.repo import Repo
 from e2g.model import MAX_DIFF, Address, FileStatus, Trailer
 from tests.conftest import clone
 from tests.ingest.conftest import BASE, commit_all, git_patch_ids, repo_path, run_git
@@ -305,7 +305,7 @@ def test_commits_without_diffs_keep_files_counts_and_metadata(history) -> None:
 def test_reading_in_tiny_blocks_gives_the_same_commits(
     history, monkeypatch: pytest.MonkeyPatch, size: int
 ) -> None:
-    import e2g.ingest.gitrepo as gitrepo
+    import e2g.git.repo as gitrepo
 
     repo = Repo.open(repo_path(history))
     shas = repo.rev_list([])

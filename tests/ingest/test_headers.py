@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.ingest.headers import (
+from e2g.mail.headers import (
     decode_bytes,
     decode_header,
     find_message_ids,

@@ -11,7 +11,7 @@ from e2g.api import core as api_core
 from e2g.index.fulltext import Fulltext
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, StoreWriter, writer_running
-from e2g.ingest.message import parse_message
+from e2g.mail.message import parse_message
 from e2g.model import Message, Origin, RawMessage
 from tests.conftest import mail, patch_body
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from e2g.ingest.archives import DIRECTORY, MAILDIR, detect_sources, read_source
-from e2g.ingest.maildir import list_maildir, read_directory, read_maildir
+from e2g.archives.detect import DIRECTORY, MAILDIR, detect_sources, read_source
+from e2g.archives.maildir import list_maildir, read_directory, read_maildir
 from tests.ingest.test_mbox import FROM_LINE, mboxrd, message
 
 

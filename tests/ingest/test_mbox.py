@@ -16,7 +16,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from e2g.ingest.mbox import (
+from e2g.archives.mbox import (
     CL2,
     MBOX,
     MESSAGE,

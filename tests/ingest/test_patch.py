@@ -1,4 +1,4 @@
-"""e2g.ingest.patch: finding, parsing and identifying diffs in mail text."""
+"""e2g.mail.patch: finding, parsing and identifying diffs in mail text."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from e2g.ingest.patch import (
+from e2g.mail.patch import (
     compute_patch_id,
     diff_lines,
     find_patch,
@@ -709,7 +709,7 @@ _DIFF_LINE = st.text(
     )
 )
 def test_parse_diff_with_lines_gives_diff_lines_when_asked(files) -> None:
-    import e2g.ingest.patch as patch
+    import e2g.mail.patch as patch
 
     text = "".join(
         f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"

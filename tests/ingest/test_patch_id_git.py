@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from e2g.ingest.patch import (
+from e2g.mail.patch import (
     compute_patch_id,
     find_patch,
     git_diff_patch_id,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from e2g.ingest.archives import PIPERMAIL, detect_sources, read_source
-from e2g.ingest.pipermail import period_key
+from e2g.archives.detect import PIPERMAIL, detect_sources, read_source
+from e2g.archives.pipermail import period_key
 
 SEPARATOR = b"From jdoe at example.org  Tue Mar  1 10:00:00 2005\n"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from e2g.archives.public_inbox import find_epochs, list_name, read_inbox
 from e2g.errors import ArchiveUnreadable
-from e2g.ingest.public_inbox import find_epochs, list_name, read_inbox
 from tests.ingest.test_mbox import message
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.ingest.pull import find_pull
+from e2g.mail.pull import find_pull
 from e2g.model import PullRequest
 
 MODERN = """\

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.ingest.subject import parse_subject, subject_key
+from e2g.mail.subject import parse_subject, subject_key
 
 
 @pytest.mark.parametrize(

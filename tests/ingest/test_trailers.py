@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.ingest.trailers import linked_message_ids, message_id_from_url, parse_trailers
+from e2g.mail.trailers import linked_message_ids, message_id_from_url, parse_trailers
 from e2g.model import Trailer
 
 # A real liburing commit message shape (axboe/liburing 2024), trailer block last.

@@ -1,6 +1,6 @@
 """Subject lines: "[PATCH net-next v3 2/7] mm: fix x" -> SubjectInfo.
 
-Pure functions on str; no IO. Used by ingest.message, and subject_key by gitrepo and
+Pure functions on str; no IO. Used by mail.message, and subject_key by git.repo and
 the matcher, so that commit summaries and mail titles compare in one form.
 
 What gets stripped, repeatedly and in any order, from the front:

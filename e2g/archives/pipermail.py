@@ -3,8 +3,8 @@
 Owns recognising pipermail period file names and reading them in date order (which
 is not name order: "2005-April" sorts before "2005-March"). Each file is mbox-like, with
 separators such as "From jdoe at example.org  Tue Mar  1 10:00:00 2005"; messages are
-yielded as they are (ingest.message restores "user at host" addresses). Mailman's
-archiver escapes body "From " lines as ">From ", which ingest.mbox undoes.
+yielded as they are (mail.message restores "user at host" addresses). Mailman's
+archiver escapes body "From " lines as ">From ", which archives.mbox undoes.
 
 Pipermail names: monthly "2005-March", yearly "2005", quarterly "2005q1", weekly
 "Week-of-Mon-20050307" and daily "20050307", each ".txt" or ".txt.gz". Web servers often
@@ -12,7 +12,7 @@ decompress a ".txt.gz" on download and keep the name; such a file is plain text 
 read as such (compression is sniffed from the bytes, never taken from the name).
 
 The list hint is the archive directory's name (archives/public/<list>/). Checkpoints
-are ingest.maildir's file-sequence tokens, with sizes, since the current month grows.
+are archives.maildir's file-sequence tokens, with sizes, since the current month grows.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from e2g.ingest.maildir import FileEntry, read_file_sequence
-from e2g.ingest.mbox import read_mbox
+from e2g.archives.maildir import FileEntry, read_file_sequence
+from e2g.archives.mbox import read_mbox
 from e2g.model import RawMessage
 
 _MONTHS = {

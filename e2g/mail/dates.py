@@ -1,6 +1,6 @@
 """Dates of mails: Date:, Received: and mbox From-line parsing, and sanitising.
 
-Pure functions; no IO and no clock (callers pass `now`). Used by ingest.message.
+Pure functions; no IO and no clock (callers pass `now`). Used by mail.message.
 Every result is an aware UTC datetime or None; nothing is ever invented: no fuzzy
 parsing, no falling back to the epoch or to the ingest time (DESIGN.md, "Dates").
 

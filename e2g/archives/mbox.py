@@ -24,7 +24,7 @@ nothing, and wrong ones are ignored.
 The blank line before a separator belongs to the format, not to the message: it is
 dropped, so writing "From ...\\n" + message + "\\n" round-trips.
 
-Used by ingest.archives (mbox files and stdin) and the directory and pipermail readers.
+Used by archives.detect (mbox files and stdin) and the directory and pipermail readers.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, cast
 
-from e2g.ingest.compression import (
+from e2g.archives.compression import (
     CHUNK_SIZE,
     WINDOW_SIZE,
     ByteReader,

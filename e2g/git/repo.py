@@ -26,7 +26,7 @@ from typing import IO, NoReturn
 import git
 
 from e2g.errors import RepoError, UnknownCommit
-from e2g.ingest.patch import (
+from e2g.mail.patch import (
     Lines,
     compute_patch_id,
     diff_lines,
@@ -35,8 +35,8 @@ from e2g.ingest.patch import (
     parse_diff_with_lines,
     unquote_path,
 )
-from e2g.ingest.subject import subject_key
-from e2g.ingest.trailers import parse_trailers
+from e2g.mail.subject import subject_key
+from e2g.mail.trailers import parse_trailers
 from e2g.model import (
     MAX_BODY,
     MAX_DIFF,

@@ -1,6 +1,6 @@
 """git request-pull detection: the repository URL and ref a pull request names.
 
-Pure functions on str; no IO. Used by ingest.message to mark Kind.PULL.
+Pure functions on str; no IO. Used by mail.message to mark Kind.PULL.
 
 `git request-pull` writes, in every version since 2006:
 

@@ -1,7 +1,7 @@
 """Readers for archives that are many files: Maildir and plain directories of mail.
 
 Owns listing those files in a stable order and the file-sequence checkpoint shared with
-ingest.pipermail. Each file is read by ingest.mbox (an mbox, or one .eml message).
+archives.pipermail. Each file is read by archives.mbox (an mbox, or one .eml message).
 
 Checkpoint: {"done": n, "digest": ..., "file": name, "inner": token}. `done` files were
 read completely and `digest` hashes their names (and, for directories, sizes); `file`
@@ -32,9 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from e2g.errors import ArchiveUnreadable, notice
-from e2g.ingest.compression import SUFFIXES, read_head
-from e2g.ingest.mbox import (
+from e2g.archives.compression import SUFFIXES, read_head
+from e2g.archives.mbox import (
     MAX_RAW_MESSAGE,
     MESSAGE,
     classify_head,
@@ -42,6 +41,7 @@ from e2g.ingest.mbox import (
     read_message_file,
     split_from_line,
 )
+from e2g.errors import ArchiveUnreadable, notice
 from e2g.model import Origin, RawMessage
 
 log = logging.getLogger(__name__)

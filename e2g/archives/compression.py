@@ -1,7 +1,7 @@
 """Archive byte streams: compression by magic bytes, decompression, resumable offsets.
 
 Owns how e2g opens an archive file, or stdin, as one stream of decompressed bytes.
-Compression is recognised by its magic bytes, never by the file name (ingest.archives
+Compression is recognised by its magic bytes, never by the file name (archives.detect
 compares the two to give a clear error). Concatenated gzip members, xz streams, bz2
 streams and zstd frames are read through. Damaged or truncated compressed data ends the
 stream with a warning instead of an exception, so every message before the damage is
@@ -13,7 +13,7 @@ before the offset. Size alone cannot tell an appended file from a replaced one. 
 file seeks to the offset; a compressed one cannot seek, so its prefix is decompressed
 and discarded without being split into messages.
 
-No mail parsing here. Used by ingest.mbox, ingest.archives and the directory readers.
+No mail parsing here. Used by archives.mbox, archives.detect and the directory readers.
 """
 
 from __future__ import annotations

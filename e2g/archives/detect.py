@@ -28,16 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from e2g.errors import ArchiveUnreadable
-from e2g.ingest import maildir, pipermail, public_inbox
-from e2g.ingest.compression import SUFFIXES, read_head
-from e2g.ingest.mbox import (
+from e2g.archives import maildir, pipermail, public_inbox
+from e2g.archives.compression import SUFFIXES, read_head
+from e2g.archives.mbox import (
     MESSAGE,
     classify_head,
     read_mbox,
     read_mbox_stream,
     read_message_file,
 )
+from e2g.errors import ArchiveUnreadable
 from e2g.model import RawMessage
 
 log = logging.getLogger(__name__)

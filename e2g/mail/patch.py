@@ -11,7 +11,7 @@ This module owns three things, all pure functions on ``str``:
   normalised paths, status, +/- counts, and the changed lines for the matcher.
 - *Its patch-id* (`compute_patch_id`): a line-for-line emulation of
   ``git patch-id --stable`` as git 2.39 computes it, quirks included, so that ids of
-  mails and of commits (ingest.gitrepo feeds ``git log -p --full-index`` text to the
+  mails and of commits (git.repo feeds ``git log -p --full-index`` text to the
   same function) compare with each other and with git's own output.
 """
 

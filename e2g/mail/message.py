@@ -3,7 +3,7 @@
 Pure: bytes in, model objects out; never raises on bad input and never reads the
 clock (callers pass `now`). Used by ingest.pipeline. The email package parses the MIME
 structure with the fast compat32 policy; every header value is decoded here (through
-ingest.headers), because compat32 leaves them folded and 8-bit.
+mail.headers), because compat32 leaves them folded and 8-bit.
 
 Decisions on odd mail:
 - an mbox "From " line left at the top of the bytes is taken as the separator;
@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from e2g.ingest import dates, headers
-from e2g.ingest.patch import find_patch
-from e2g.ingest.pull import find_pull
-from e2g.ingest.subject import parse_subject
+from e2g.mail import dates, headers
+from e2g.mail.patch import find_patch
+from e2g.mail.pull import find_pull
+from e2g.mail.subject import parse_subject
 from e2g.model import (
     MAX_BODY,
     MAX_DIFF,

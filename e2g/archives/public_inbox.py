@@ -8,7 +8,7 @@ blob is the deleted message itself. A deletion is yielded as
 RawMessage(data=<the d blob>, origin.position="d:<commit>") so the pipeline can drop
 that Message-ID; an added message has position "<commit>".
 
-This module runs git itself (the design keeps subprocess in ingest.gitrepo otherwise):
+This module runs git itself (the design keeps subprocess in e2g.git otherwise):
 reading an inbox is git object IO on the archive, not work on the user's repository,
 and it must stream. Per epoch it runs exactly one `git rev-list --reverse --parents`
 and one `git cat-file --batch`, asked for "<commit>:m" (then "<commit>:d") one commit
@@ -32,8 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, NoReturn
 
+from e2g.archives.mbox import MAX_RAW_MESSAGE
 from e2g.errors import ArchiveUnreadable
-from e2g.ingest.mbox import MAX_RAW_MESSAGE
 from e2g.model import Origin, RawMessage
 
 log = logging.getLogger(__name__)

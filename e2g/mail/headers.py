@@ -2,7 +2,7 @@
 
 Pure functions on str/bytes; no IO. The email package's compat32 policy hands header
 values back raw (folded, with 8-bit bytes as surrogate escapes), so everything that
-turns them into readable text lives here. Used by ingest.message.
+turns them into readable text lives here. Used by mail.message.
 
 Strange inputs seen in real archives and handled here:
 - raw 8-bit UTF-8 (or cp1252) in Subject/From, no encoded words at all;
