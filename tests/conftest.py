@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -142,3 +143,18 @@ def commit_object(repo: Path, message: bytes, *, identity: bytes) -> str:
     sha = run("hash-object", "-t", "commit", "-w", "--stdin", stdin=body)
     run("update-ref", "HEAD", sha)
     return sha
+
+
+def store_rows(store: Path) -> int:
+    """Messages committed to the store at `store`, read beside a running ingest (0
+    before the store exists or while it cannot be read)."""
+    try:
+        connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(
+                connection.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+            )
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return 0

@@ -28,6 +28,7 @@ from e2g import config
 from e2g.api import core as api_core
 from e2g.index.fulltext import Fulltext
 from tests import fault_hook
+from tests.conftest import store_rows
 
 REPO = Path(__file__).resolve().parents[2]
 MESSAGES = 20_000  # the generated list
@@ -176,18 +177,7 @@ def _search_total(data: Path, query: str) -> tuple[int, str]:
 
 
 def _rows(data: Path) -> int:
-    try:
-        connection = sqlite3.connect(
-            f"file:{data / 'store.sqlite3'}?mode=ro", uri=True, timeout=1
-        )
-        try:
-            return int(
-                connection.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-            )
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return 0
+    return store_rows(data / "store.sqlite3")
 
 
 def _start(

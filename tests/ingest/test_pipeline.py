@@ -18,7 +18,7 @@ from e2g.api import core as api_core
 from e2g.errors import ArchiveUnreadable
 from e2g.index.store import Store
 from e2g.ingest.pipeline import IngestReport
-from tests.conftest import BASE_DATE, mail, patch_body
+from tests.conftest import BASE_DATE, mail, patch_body, store_rows
 
 
 def _ingest(settings: config.Settings, *paths: Path, **kwargs: object) -> IngestReport:
@@ -222,19 +222,6 @@ def _big_archive(path: Path, count: int) -> None:
             handle.write(mail(number, subject=subject, body=body))
 
 
-def _rows(store: Path) -> int:
-    try:
-        connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(
-                connection.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-            )
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.slow
 def test_ctrl_c_exits_130_keeps_committed_batches_and_resumes(tmp_path):
     archive = tmp_path / "big.mbox"
@@ -256,7 +243,7 @@ def test_ctrl_c_exits_130_keeps_committed_batches_and_resumes(tmp_path):
     store = data / "store.sqlite3"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
-        if store.exists() and _rows(store) >= 1000:
+        if store.exists() and store_rows(store) >= 1000:
             break
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGINT)
@@ -264,10 +251,10 @@ def test_ctrl_c_exits_130_keeps_committed_batches_and_resumes(tmp_path):
     assert process.returncode == 130, stderr
     assert b"Traceback" not in stderr
     assert b"interrupted" in stderr
-    kept = _rows(store)
+    kept = store_rows(store)
     assert 0 < kept < 6000
     subprocess.run(command, check=True, capture_output=True)
-    assert _rows(store) == 6000
+    assert store_rows(store) == 6000
 
 
 def test_patchwork_fuzz_mails_go_through_ingest_without_a_crash(settings):
