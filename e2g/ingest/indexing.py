@@ -93,14 +93,12 @@ class Indexer:
         self._mark = fulltext.mark()  # what the index holds once pending is committed
         self.indexed = 0
 
-    def catch_up(self, *, progress: Callable[[int], None] | None = None) -> None:
+    def catch_up(self) -> None:
         """Add everything the store has committed past the mark (committing the
         index every INDEX_COMMIT_EVERY documents, not at the end)."""
         for stored in self._store.iter_messages(after_seq=self._mark.seq):
             self._add(stored)
             self._mark = IndexMark(stored.seq, self._mark.change)
-            if progress is not None and self._pending % 1000 == 0:
-                progress(self.indexed + self._pending)
         while changes := self._store.changes_after(self._mark.change):
             found = {
                 stored.message_id: stored
@@ -151,7 +149,6 @@ def catch_up(
     *,
     bodies: bool,
     wait: float = 0.0,
-    progress: Callable[[int], None] | None = None,
 ) -> int:
     """Bring the index level with the store in this process; return documents indexed.
     Bodies are indexed when asked, or when the store's index holds them already.
@@ -163,7 +160,7 @@ def catch_up(
         bodies = bodies or store.meta(BODIES_KEY) == "1"
         indexer = Indexer(fulltext, store, bodies=bodies, wait=wait)
         try:
-            indexer.catch_up(progress=progress)
+            indexer.catch_up()
             indexer.commit()
         finally:
             indexer.cancel()
