@@ -145,14 +145,16 @@ def commit_object(repo: Path, message: bytes, *, identity: bytes) -> str:
     return sha
 
 
-def store_rows(store: Path) -> int:
-    """Messages committed to the store at `store`, read beside a running ingest (0
-    before the store exists or while it cannot be read)."""
+def store_rows(store: Path, table: str = "messages") -> int:
+    """Rows of `table` (messages, or sightings: one per message per list) committed to
+    the store at `store`, read beside a running ingest (0 before the store exists or
+    while it cannot be read)."""
+    assert table in ("messages", "sightings")
     try:
         connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
         try:
             return int(
-                connection.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+                connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
             )
         finally:
             connection.close()

@@ -289,8 +289,7 @@ class Repo:
                 if process.poll() is None:  # the caller stopped early
                     process.kill()
                     process.wait()
-                if process.stdout is not None:
-                    process.stdout.close()
+                _close_pipes(process)
             if returncode != 0:
                 errors.seek(0)
                 _raise_git_error(errors.read(), revs=shas, root=self._root)
@@ -377,12 +376,7 @@ class CommitReader:
             except (BrokenPipeError, subprocess.TimeoutExpired):
                 process.kill()
                 process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None and not stream.closed:
-                try:
-                    stream.close()
-                except BrokenPipeError:
-                    pass
+        _close_pipes(process)
 
     def _send(self, shas: Sequence[str]) -> None:
         assert self._process.stdin is not None
@@ -413,6 +407,15 @@ class _Record:
 
     header: bytes
     diff: _DiffBuffer
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for stream in (process.stdin, process.stdout):
+        if stream is not None and not stream.closed:
+            try:
+                stream.close()
+            except BrokenPipeError:  # unflushed input to a git that is gone
+                pass
 
 
 def _feed(process: subprocess.Popen[bytes], shas: Sequence[str]) -> None:
