@@ -195,7 +195,7 @@ class Message:
     body: str  # the commentary (text before the diff), bounded
     patch: Patch | None = None
     pull: PullRequest | None = None
-    trailers: tuple[tuple[str, str], ...] = ()  # ("Reviewed-by", "A <a@b>"), ...
+    trailers: tuple[Trailer, ...] = ()  # known trailers of the unquoted commentary
     to: tuple[str, ...] = ()  # addresses in To:/Cc:, bounded
 
     @property
@@ -207,7 +207,9 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
-class Trailer:
+class Trailer(Compact):
+    """`Key: value` at the foot of a commit message or in a mail (mail.trailers)."""
+
     key: str  # canonical case: "Link", "Message-Id", "Reviewed-by"
     value: str
 

@@ -12,7 +12,6 @@ reply loops, and a thread root that is itself missing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +19,8 @@ from pathlib import Path
 
 from e2g.config import Settings
 from e2g.index.store import Store, StoredMessage, from_epoch
-from e2g.model import MAX_MESSAGE_ID
+from e2g.mail.trailers import TrailerKind, is_trailer_line, kind_of
+from e2g.model import Trailer
 
 from .core import open_store
 
@@ -29,14 +29,6 @@ PAGE_BUDGET = 4 * 1024 * 1024  # characters of bodies and diffs per thread view
 MAX_DIFF_SHOWN = 512 * 1024  # characters of one diff shown inline; the raw mail has all
 MAX_BLOCKS = 2000  # body blocks per message; the tail is joined into the last block
 RECENT_WINDOW = 5000  # latest messages scanned for the front page's busy threads
-
-REVIEW_KEYS = frozenset({"reviewed-by", "acked-by", "tested-by", "nacked-by"})
-# A trailer line in a body: "Reviewed-by: Name <addr>", "Fixes: 1234abcd (...)".
-_TRAILER_LINE = re.compile(
-    r"^(?:Reviewed|Acked|Tested|Nacked|Reported|Suggested|Signed-off|Co-developed"
-    r"|Reviewed-and-tested|Requested)-by:\s|^(?:Fixes|Link|Closes|Cc|Message-I[Dd]):\s",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +45,7 @@ class ThreadNode:
     message: StoredMessage
     depth: int
     blocks: tuple[Block, ...]
-    trailers: tuple[tuple[str, str], ...]
+    trailers: tuple[Trailer, ...]
     diff: str | None
     diff_truncated: bool = False
     shown: bool = True  # False once the page budget is spent: headers only
@@ -66,8 +58,10 @@ class ThreadNode:
         return self.message.date_corrected
 
     @property
-    def reviews(self) -> tuple[tuple[str, str], ...]:
-        return tuple(item for item in self.trailers if item[0].lower() in REVIEW_KEYS)
+    def reviews(self) -> tuple[Trailer, ...]:
+        return tuple(
+            item for item in self.trailers if kind_of(item.key) is TrailerKind.REVIEW
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,22 +106,10 @@ class RecentCommit:
 # --- pure helpers --------------------------------------------------------------------
 
 
-def clean_message_id(text: str) -> str | None:
-    """A Message-ID as the store keys it (no <>, no spaces), or None if it cannot be one."""
-    text = text.strip()
-    if text.startswith("<") and text.endswith(">"):
-        text = text[1:-1].strip()
-    if not text or len(text) > MAX_MESSAGE_ID:
-        return None
-    if any(char.isspace() or not char.isprintable() or char in "<>" for char in text):
-        return None
-    return text
-
-
 def _line_kind(line: str) -> str:
     if line.startswith(">"):
         return "quote"
-    if _TRAILER_LINE.match(line):
+    if is_trailer_line(line):
         return "trailer"
     return "text"
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from e2g.index.compression import Codec
 from e2g.index.db import connect, read_meta
+from e2g.model import Trailer
 
 MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
@@ -357,9 +358,9 @@ class Store:
     def diff(self, seq: int) -> str | None:
         return stored_diff(self.connection, self.codec, seq)
 
-    def trailers(self, seq: int) -> list[tuple[str, str]]:
+    def trailers(self, seq: int) -> list[Trailer]:
         return [
-            (str(key), str(value))
+            Trailer(str(key), str(value))
             for key, value in self.connection.execute(
                 "SELECT key, value FROM trailers WHERE seq = ? ORDER BY rowid", (seq,)
             )

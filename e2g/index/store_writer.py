@@ -251,7 +251,7 @@ class StoreWriter:
         if message.trailers:
             self.connection.executemany(
                 "INSERT INTO trailers(seq, key, value) VALUES (?, ?, ?)",
-                [(seq, key, value) for key, value in message.trailers],
+                [(seq, trailer.key, trailer.value) for trailer in message.trailers],
             )
 
     def _insert_message_row(self, message: Message, root: str) -> int:

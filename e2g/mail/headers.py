@@ -20,7 +20,7 @@ import codecs
 import functools
 import re
 
-from e2g.model import MAX_ADDRESS, MAX_MESSAGE_ID, MAX_NAME, Address
+from e2g.model import MAX_ADDRESS, MAX_NAME, Address
 
 # Codecs that are not charsets a mail could sensibly be in, or that turn text into
 # something else entirely (escape processors, IDNA).
@@ -53,6 +53,8 @@ _ADDRESS_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|\([^()]*\)?|<[^<>]*>?|[^,"(<]+|
 _ANGLE = re.compile(r"<([^<>]*)>")
 _COMMENT = re.compile(r"\(([^()]*)\)")
 _AT_WORD = re.compile(r"^([^\s@<>()\",;]+)\s+at\s+([^\s@<>()\",;]+\.[^\s@<>()\",;]+)$")
+# A list's DMARC rewrite of a sender's name: "Jane Doe via io-uring".
+_VIA = re.compile(r"\s+via\s+\S.*$", re.IGNORECASE)
 _BARE_EMAIL = re.compile(r"[^\s<>()\",;:]+@[^\s<>()\",;:]+")
 
 
@@ -244,6 +246,16 @@ def parse_address_list(value: str, *, limit: int) -> tuple[str, ...]:
     return tuple(found)[:limit]
 
 
+def named_via_list(name: str) -> bool:
+    """Whether a From: name is a list's DMARC rewrite ("Jane Doe via io-uring")."""
+    return _VIA.search(name) is not None
+
+
+def without_via(name: str) -> str:
+    """The sender's own name in a DMARC-rewritten From: ("Jane Doe via x" -> "Jane Doe")."""
+    return _VIA.sub("", name)
+
+
 def clean_raw(value: str | None, *, limit: int) -> str:
     """A raw header value unfolded and surrogate-free, without RFC 2047 decoding."""
     if not value:
@@ -252,33 +264,3 @@ def clean_raw(value: str | None, *, limit: int) -> str:
     if not text.isascii():
         text = decode_bytes(text.encode("utf-8", "surrogateescape"))
     return _CONTROL.sub("", text)[:limit].strip()
-
-
-def normalise_message_id(value: str | None) -> str | None:
-    """A Message-ID without <>, comments and whitespace; None when nothing is left."""
-    text = clean_raw(value, limit=MAX_MESSAGE_ID * 4)
-    angle = _ANGLE.search(text)
-    candidate = angle[1] if angle else _COMMENT.sub(" ", text)
-    candidate = "".join(candidate.split()).strip("<>")
-    return candidate[:MAX_MESSAGE_ID] or None
-
-
-def find_message_ids(value: str | None, *, limit: int) -> tuple[str, ...]:
-    """The ids in In-Reply-To:/References:, in order, de-duplicated, bounded.
-
-    When there are too many, the first (the thread root) and the last ones (the
-    nearest ancestors) are kept.
-    """
-    text = clean_raw(value, limit=limit * MAX_MESSAGE_ID)
-    raw_ids = _ANGLE.findall(text)
-    if not raw_ids:
-        raw_ids = _BARE_EMAIL.findall(_COMMENT.sub(" ", text))
-    found: dict[str, None] = {}
-    for raw_id in raw_ids:
-        message_id = "".join(raw_id.split())[:MAX_MESSAGE_ID]
-        if message_id:
-            found.setdefault(message_id, None)
-    ids = tuple(found)
-    if len(ids) > limit:
-        ids = ids[:1] + ids[len(ids) - limit + 1 :]
-    return ids

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from e2g.mail import dates, headers
+from e2g.mail import dates, headers, msgid, trailers
 from e2g.mail.patch import find_patch
 from e2g.mail.pull import find_pull
 from e2g.mail.subject import parse_subject
@@ -51,8 +51,6 @@ from e2g.model import (
 MAX_HEADERS = 1024
 MAX_HEADER_VALUE = 64 * 1024
 MAX_RECIPIENTS = 256
-MAX_TRAILERS = 64
-MAX_TRAILER_VALUE = 1024
 MAX_DATE_RAW = 256
 MAX_LIST_ID = 256
 _MAIL_HEADERS = ("from", "subject", "date", "message-id")
@@ -63,24 +61,6 @@ _READ_HEADERS = frozenset(
 _NESTED_TYPES = ("multipart/", "message/")
 _FIELD_BREAK = re.compile(r"\n(?![ \t])")
 
-_TRAILER_KEYS = {
-    key.lower(): key
-    for key in (
-        "Reviewed-by",
-        "Acked-by",
-        "Tested-by",
-        "Signed-off-by",
-        "Reported-by",
-        "Suggested-by",
-        "Link",
-        "Fixes",
-    )
-}
-_TRAILER = re.compile(
-    r"^[ \t]*(" + "|".join(_TRAILER_KEYS) + r")[ \t]*:[ \t]*(\S[^\n]*?)[ \t\r]*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_VIA = re.compile(r"\s+via\s+\S.*$", re.IGNORECASE)
 _MAILTO = re.compile(r"mailto:([^>\s?,]+)", re.IGNORECASE)
 _ANGLE = re.compile(r"<([^<>]*)>")
 _IN_BODY_FROM = re.compile(r"^From:[ \t]*(\S[^\n]*)$")
@@ -235,13 +215,13 @@ def _build(
     from_line: bytes | None,
     now: datetime,
 ) -> Message:
-    message_id = headers.normalise_message_id(_first(fields, "message-id"))
+    message_id = msgid.from_header(_first(fields, "message-id"))
     subject = parse_subject(
         headers.decode_header(_first(fields, "subject"), limit=MAX_SUBJECT)
     )
     in_body_from = _in_body_from(parts.texts)
     list_id = _list_id(fields)
-    references = headers.find_message_ids(
+    references = msgid.from_references(
         " ".join(fields.get("references", [])), limit=MAX_REFERENCES
     )
     in_reply_to = _in_reply_to(fields, message_id)
@@ -265,13 +245,13 @@ def _build(
         body=commentary[:MAX_BODY],
         patch=patch,
         pull=pull,
-        trailers=_trailers(commentary),
+        trailers=trailers.find_in_mail(commentary),
         to=_recipients(fields),
     )
 
 
 def _in_reply_to(fields: Fields, message_id: str | None) -> str | None:
-    for candidate in headers.find_message_ids(_first(fields, "in-reply-to"), limit=4):
+    for candidate in msgid.from_references(_first(fields, "in-reply-to"), limit=4):
         if candidate != message_id:
             return candidate
     return None
@@ -318,7 +298,7 @@ def _author(
     sender = headers.parse_address(headers.decode_header(_first(fields, "from")))
     list_addresses = _list_addresses(fields, list_id)
     rewritten = (
-        bool(_VIA.search(sender.name))
+        headers.named_via_list(sender.name)
         or sender.email.lower() in list_addresses
         or "x-original-from" in fields
     )
@@ -332,7 +312,7 @@ def _author(
                 return candidate
     if in_body_from is not None and "@" in in_body_from.email:
         return in_body_from
-    name = _VIA.sub("", sender.name).strip().strip("\"'")
+    name = headers.without_via(sender.name).strip().strip("\"'")
     return Address(name, sender.email)
 
 
@@ -348,16 +328,6 @@ def _in_body_from(texts: Sequence[str]) -> Address | None:
             if address.email or address.name:
                 return address
     return None
-
-
-def _trailers(commentary: str) -> tuple[tuple[str, str], ...]:
-    """Review and provenance trailers in the unquoted commentary, canonical keys."""
-    found: list[tuple[str, str]] = []
-    for match in _TRAILER.finditer(commentary):
-        found.append((_TRAILER_KEYS[match[1].lower()], match[2][:MAX_TRAILER_VALUE]))
-        if len(found) >= MAX_TRAILERS:
-            break
-    return tuple(found)
 
 
 def _recipients(fields: Fields) -> tuple[str, ...]:

@@ -1,61 +1,81 @@
-"""Commit-message trailers and the Message-IDs they name.
+"""Trailers, in commits and in mail, and the Message-IDs they name.
 
-Owns two pure steps: finding the trailer block of a commit message (git's own rule:
-the last paragraph, mostly `Key: value` lines) and reading the Message-IDs that
-`Link:`, `Message-Id:` and `Closes:` trailers point at (lore.kernel.org,
-patch.msgid.link, lkml.kernel.org/r, patchwork, or a bare `<msgid>`).
+The one home of the trailer vocabulary: which keys e2g knows, their canonical
+spelling, and their kind (a person credited, a review given, a pointer). Mail
+parsing, the thread view and the matcher's reviewer lists all read it from here.
+
+Owns three pure steps: finding the trailer block of a commit message (git's own
+rule: the last paragraph, mostly `Key: value` lines), finding the known trailers in
+a mail's unquoted commentary (a reply's `Reviewed-by:` may sit anywhere in it), and
+reading the Message-IDs that `Link:`, `Message-Id:` and `Closes:` trailers point at
+(lore.kernel.org, patch.msgid.link, lkml.kernel.org/r, patchwork, or a bare
+`<msgid>`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from urllib.parse import unquote, urlsplit
+from enum import StrEnum
 
-from e2g.model import MAX_BODY, MAX_MESSAGE_ID, Trailer
+from e2g.mail import msgid
+from e2g.model import MAX_BODY, Trailer
 
 MAX_TRAILERS = 256
 MAX_TRAILER_VALUE = 2048
+MAX_MAIL_TRAILERS = 64  # per message: a reply quoting a whole series gets no more
+
+
+class TrailerKind(StrEnum):
+    PERSON = "person"  # someone credited: author, co-author, reporter, Cc
+    REVIEW = "review"  # someone who reviewed, acked, tested or nacked the patch
+    UTILITY = "utility"  # a pointer: a link, the commit fixed, the issue closed
+
+
+# The trailers kernel-style projects use (Documentation/process/submitting-patches).
+# Mail keeps only these: a reply's "Note: ..." line is prose, not a trailer.
+_VOCABULARY = {
+    "signed-off-by": ("Signed-off-by", TrailerKind.PERSON),
+    "co-developed-by": ("Co-developed-by", TrailerKind.PERSON),
+    "reported-by": ("Reported-by", TrailerKind.PERSON),
+    "suggested-by": ("Suggested-by", TrailerKind.PERSON),
+    "requested-by": ("Requested-by", TrailerKind.PERSON),
+    "cc": ("Cc", TrailerKind.PERSON),
+    "reviewed-by": ("Reviewed-by", TrailerKind.REVIEW),
+    "acked-by": ("Acked-by", TrailerKind.REVIEW),
+    "tested-by": ("Tested-by", TrailerKind.REVIEW),
+    "nacked-by": ("Nacked-by", TrailerKind.REVIEW),
+    "reviewed-and-tested-by": ("Reviewed-and-tested-by", TrailerKind.REVIEW),
+    "link": ("Link", TrailerKind.UTILITY),
+    "fixes": ("Fixes", TrailerKind.UTILITY),
+    "closes": ("Closes", TrailerKind.UTILITY),
+    "message-id": ("Message-Id", TrailerKind.UTILITY),
+}
+# Canonical keys of the reviews a posting's replies gave, as the store holds them.
+REVIEW_KEYS = tuple(
+    canonical for canonical, kind in _VOCABULARY.values() if kind is TrailerKind.REVIEW
+)
 
 # git accepts `token: value` where the token is letters, digits and dashes.
 _TRAILER_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]{0,63})[ \t]*:[ \t]*(.*)")
+# A known trailer on a line of mail, maybe indented; the value must not be empty.
+_KNOWN_ALTERNATIVES = "|".join(sorted(_VOCABULARY, key=len, reverse=True))
+# Mail keeps every known trailer but Cc: the mail's own headers say who was copied,
+# and kernel patches carry many Cc: lines that would double the stored trailers.
+_KEPT_FROM_MAIL = "|".join(sorted(set(_VOCABULARY) - {"cc"}, key=len, reverse=True))
+_MAIL_TRAILER = re.compile(
+    rf"^[ \t]*({_KEPT_FROM_MAIL})[ \t]*:[ \t]*(\S[^\n]*?)[ \t\r]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_MAIL_TRAILER_START = re.compile(rf"[ \t]*(?:{_KNOWN_ALTERNATIVES})[ \t]*:\s", re.I)
 # Keys that mark a paragraph as a trailer block even when it holds other lines too
 # (git recognises only Signed-off-by; kernel trees use these all the time).
-_KNOWN_KEYS = frozenset(
-    {
-        "signed-off-by",
-        "reviewed-by",
-        "acked-by",
-        "tested-by",
-        "reported-by",
-        "suggested-by",
-        "co-developed-by",
-        "link",
-        "message-id",
-        "closes",
-        "fixes",
-        "cc",
-    }
-)
+_KNOWN_KEYS = frozenset(_VOCABULARY)
 # Trailers that may name the posting itself; bare `<msgid>` is read only from these
 # (Signed-off-by values hold `<email>`, which looks like a bare msgid).
 _ID_KEYS = frozenset({"link", "message-id", "closes", "in-reply-to"})
 _URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _BRACKETED_ID = re.compile(r"<([^<>\s]{1,512}@[^<>\s]{1,512})>")
-_MESSAGE_ID = re.compile(r"[^\s<>/]+@[^\s<>/]+")
-# Archives whose paths never hold a Message-ID, though a segment may contain "@".
-_NOT_MESSAGE_ID_HOSTS = frozenset(
-    {
-        "github.com",
-        "gitlab.com",
-        "marc.info",
-        "www.spinics.net",
-        "spinics.net",
-        "lkml.org",
-        "www.mail-archive.com",
-    }
-)
-_URL_TAIL_PUNCTUATION = ".,;:)]>'\""
 
 
 def parse_trailers(message: str) -> tuple[Trailer, ...]:
@@ -84,6 +104,29 @@ def parse_trailers(message: str) -> tuple[Trailer, ...]:
     return tuple(found[:MAX_TRAILERS])
 
 
+def find_in_mail(commentary: str) -> tuple[Trailer, ...]:
+    """The known trailers (but Cc) in a mail's unquoted commentary, canonical keys,
+    in order."""
+    found: list[Trailer] = []
+    for match in _MAIL_TRAILER.finditer(commentary):
+        canonical = _VOCABULARY[match[1].lower()][0]
+        found.append(Trailer(canonical, match[2][:MAX_TRAILER_VALUE]))
+        if len(found) >= MAX_MAIL_TRAILERS:
+            break
+    return tuple(found)
+
+
+def is_trailer_line(line: str) -> bool:
+    """Whether a line of mail starts with a known trailer ("Acked-by: ...")."""
+    return _MAIL_TRAILER_START.match(line) is not None
+
+
+def kind_of(key: str) -> TrailerKind | None:
+    """The kind of a trailer key in any case; None for a key outside the vocabulary."""
+    known = _VOCABULARY.get(key.lower())
+    return known[1] if known else None
+
+
 def linked_message_ids(trailers: Iterable[Trailer]) -> list[str]:
     """Message-IDs named by the trailers, in order, without duplicates.
 
@@ -99,51 +142,22 @@ def linked_message_ids(trailers: Iterable[Trailer]) -> list[str]:
     return ids
 
 
-def message_id_from_url(url: str) -> str | None:
-    """The Message-ID a public-inbox or patchwork URL names, or None.
-
-    Handles lore.kernel.org/r/ID, lore.kernel.org/LIST/ID/T/#u, /raw,
-    patch.msgid.link/ID, lkml.kernel.org/r/ID, patchwork's /patch/ID/, with
-    %-escapes decoded (%40 is "@", %2B is "+").
-    """
-    url = url.strip().strip("<>").rstrip(_URL_TAIL_PUNCTUATION)
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # e.g. an unbalanced "[" in the host
-        return None
-    host = (parts.hostname or "").lower()
-    if not host or host in _NOT_MESSAGE_ID_HOSTS:
-        return None
-    for segment in parts.path.split("/"):
-        candidate = _clean_message_id(unquote(segment))
-        if candidate is not None:
-            return candidate
-    return None
-
-
 def _ids_in_value(trailer: Trailer) -> list[str]:
     value = trailer.value
     ids = [
         message_id
         for url in _URL.findall(value)
-        if (message_id := message_id_from_url(url)) is not None
+        if (message_id := msgid.from_url(url)) is not None
     ]
     if trailer.key.lower() not in _ID_KEYS or ids or _URL.search(value):
         return ids
     bracketed = _BRACKETED_ID.findall(value)
     if bracketed:
-        return [m for m in (_clean_message_id(b) for b in bracketed) if m is not None]
+        return [m for m in (msgid.from_text(b) for b in bracketed) if m is not None]
     # `Message-Id: 20200101.1-1-a@b.c` without brackets.
     first = value.split()[0] if value.split() else ""
-    bare = _clean_message_id(first) if trailer.key.lower() == "message-id" else None
+    bare = msgid.from_text(first) if trailer.key.lower() == "message-id" else None
     return [bare] if bare is not None else []
-
-
-def _clean_message_id(text: str) -> str | None:
-    text = text.strip().strip("<>").strip()
-    if len(text) > MAX_MESSAGE_ID or _MESSAGE_ID.fullmatch(text) is None:
-        return None
-    return text
 
 
 def _paragraphs(message: str) -> list[list[str]]:

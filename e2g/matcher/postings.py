@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from e2g.index.store import Store, StoredMessage
+from e2g.mail.trailers import REVIEW_KEYS
 from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting
 
-REVIEW_KEYS = ("Reviewed-by", "Acked-by", "Tested-by")
 MAX_THREAD = 2000
 UrlFor = Callable[[str, str | None], str]
 

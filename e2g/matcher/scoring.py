@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+from e2g.mail.headers import named_via_list, without_via
 from e2g.matcher.similarity import (
     LinesByFile,
     diff_overlap,
@@ -71,7 +72,6 @@ _KIND_NOUNS = {
     "pull": "a pull request",
     "other": "a message without a patch",
 }
-_VIA = re.compile(r"\s+via\s+\S.*$", re.IGNORECASE)
 
 
 # Not frozen, like the other records made per candidate (Early, Score, _Signals,
@@ -284,11 +284,11 @@ def author_similarity(
     A sender the list rewrote ("Jane Doe via io-uring") proves nothing by its
     address; its name still counts.
     """
-    rewritten = _VIA.search(name) is not None
+    rewritten = named_via_list(name)
     if email and not rewritten and email.casefold() == author.email.casefold():
         return 1.0, "author email equal"
     commit_name = normalise_name(author.name)
-    if commit_name and commit_name == normalise_name(_VIA.sub("", name)):
+    if commit_name and commit_name == normalise_name(without_via(name)):
         return 0.9, "author name equal"
     if rewritten:
         return None, "sender rewritten by the list"

@@ -10,11 +10,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
-from e2g.api.threads import MessageView, ThreadNode, ThreadView, clean_message_id
+from e2g.api.threads import MessageView, ThreadNode, ThreadView
 from e2g.config import Settings
 from e2g.index.store import StoredMessage
+from e2g.mail import msgid
 
 MAX_REV = 200
 MAX_URL = 2048
@@ -52,7 +53,7 @@ class BadInput(ValueError):
 
 def check_message_id(text: str) -> str:
     """The Message-ID as stored, or BadInput for anything a Message-ID cannot be."""
-    found = clean_message_id(text)
+    found = msgid.from_typed(text)
     if found is None:
         raise BadInput(
             "bad-message-id",
@@ -103,19 +104,6 @@ class BoxTarget:
     value: str
 
 
-def _message_id_in_url(text: str) -> str | None:
-    """lore / patch.msgid.link style URLs carry the Message-ID as a path part."""
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return None
-    for part in parts.path.split("/"):
-        candidate = unquote(part)
-        if "@" in candidate:
-            return clean_message_id(candidate)
-    return None
-
-
 def route_box(text: str, *, known_message: bool) -> BoxTarget:
     """Commit id -> commit page; a stored Message-ID -> its thread; anything else -> search.
 
@@ -135,12 +123,12 @@ def route_box(text: str, *, known_message: bool) -> BoxTarget:
 def message_candidate(text: str) -> str | None:
     text = text.strip()
     if text.lower().startswith(("http://", "https://")):
-        return _message_id_in_url(text)
+        return msgid.from_url(text)
     if text.lower().startswith("id:"):
         text = text[3:]
     if "@" not in text:
         return None
-    return clean_message_id(text)
+    return msgid.from_typed(text)
 
 
 def diff_lines(diff: str) -> Iterator[tuple[str, str]]:
@@ -210,7 +198,7 @@ def message_summary(message: StoredMessage, settings: Settings) -> dict[str, obj
 
 def node_json(node: ThreadNode, settings: Settings) -> dict[str, object]:
     data = message_summary(node.message, settings)
-    data["trailers"] = [{"key": key, "value": value} for key, value in node.trailers]
+    data["trailers"] = [{"key": t.key, "value": t.value} for t in node.trailers]
     data["shown"] = node.shown
     if node.shown:
         data["body"] = node.message.body

@@ -8,12 +8,11 @@ from hypothesis import strategies as st
 from e2g.mail.headers import (
     decode_bytes,
     decode_header,
-    find_message_ids,
-    normalise_message_id,
     parse_address,
     parse_address_list,
     unfold,
 )
+from e2g.mail.msgid import from_header, from_references
 from e2g.model import MAX_ADDRESS, MAX_MESSAGE_ID, MAX_NAME, Address
 
 
@@ -124,26 +123,26 @@ def test_parse_address_list() -> None:
 
 def test_message_ids() -> None:
     assert (
-        normalise_message_id("<1287719462.2198.37.camel@pasglop>")
+        from_header("<1287719462.2198.37.camel@pasglop>")
         == "1287719462.2198.37.camel@pasglop"
     )
-    assert normalise_message_id(" <a@b> (added by postmaster)") == "a@b"
-    assert normalise_message_id("(comment) <a\n @b>") == "a@b"
-    assert normalise_message_id("bare@id") == "bare@id"
-    assert normalise_message_id("<>") is None
-    assert normalise_message_id("") is None and normalise_message_id(None) is None
-    assert len(normalise_message_id("<" + "x" * 5000 + "@y>") or "") == MAX_MESSAGE_ID
+    assert from_header(" <a@b> (added by postmaster)") == "a@b"
+    assert from_header("(comment) <a\n @b>") == "a@b"
+    assert from_header("bare@id") == "bare@id"
+    assert from_header("<>") is None
+    assert from_header("") is None and from_header(None) is None
+    assert len(from_header("<" + "x" * 5000 + "@y>") or "") == MAX_MESSAGE_ID
 
 
-def test_find_message_ids() -> None:
+def test_from_references() -> None:
     refs = "<a@x> <b@x>\n\t<c@x> <a@x>"
-    assert find_message_ids(refs, limit=10) == ("a@x", "b@x", "c@x")
-    assert find_message_ids("a@x b@x", limit=10) == ("a@x", "b@x")  # no brackets
-    assert find_message_ids("<a@x> (Joe's message of Mon)", limit=10) == ("a@x",)
+    assert from_references(refs, limit=10) == ("a@x", "b@x", "c@x")
+    assert from_references("a@x b@x", limit=10) == ("a@x", "b@x")  # no brackets
+    assert from_references("<a@x> (Joe's message of Mon)", limit=10) == ("a@x",)
     many = " ".join(f"<{n}@x>" for n in range(500))
-    kept = find_message_ids(many, limit=128)
+    kept = from_references(many, limit=128)
     assert len(kept) == 128 and kept[0] == "0@x" and kept[-1] == "499@x"
-    assert find_message_ids(None, limit=3) == ()
+    assert from_references(None, limit=3) == ()
 
 
 def _no_surrogates(text: str) -> bool:
@@ -162,8 +161,8 @@ def test_text_headers_never_raise(text: str) -> None:
     decode_header(text)
     parse_address(text)
     parse_address_list(text, limit=16)
-    find_message_ids(text, limit=16)
-    normalise_message_id(text)
+    from_references(text, limit=16)
+    from_header(text)
 
 
 _WORDS = st.builds(

@@ -11,7 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from e2g.mail.message import parse_message
-from e2g.model import Address, DateSource, Kind, Malformed, Message, Origin, RawMessage
+from e2g.model import (
+    Address,
+    DateSource,
+    Kind,
+    Malformed,
+    Message,
+    Origin,
+    RawMessage,
+    Trailer,
+)
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 MAIL = CORPUS / "patchwork" / "mail"
@@ -93,7 +102,7 @@ def test_utf8_headers_decoded() -> None:
     for name in ("0013-with-utf8-body.mbox", "0014-with-unencoded-utf8-headers.mbox"):
         message = corpus_mail(name)
         assert message.author == Address("Rafał Miłecki", "zajec5@gmail.com")
-        assert "Signed-off-by" in dict(message.trailers)
+        assert "Signed-off-by" in {trailer.key for trailer in message.trailers}
     assert corpus_mail("0014-with-unencoded-utf8-headers.mbox").subject.title.endswith(
         "to include Rafał Miłecki"
     )
@@ -225,7 +234,7 @@ def test_quoted_diff_is_not_a_patch() -> None:
         "Re: [PATCH] f: change b", quoted + "\nReviewed-by: Joe <joe@x.org>\n"
     )
     assert message.patch is None and message.kind is Kind.REPLY
-    assert message.trailers == (("Reviewed-by", "Joe <joe@x.org>"),)
+    assert message.trailers == (Trailer("Reviewed-by", "Joe <joe@x.org>"),)
 
 
 def test_trailers_unquoted_and_canonical() -> None:
@@ -238,13 +247,18 @@ def test_trailers_unquoted_and_canonical() -> None:
         "Link: https://lore.kernel.org/r/abc@x\n"
         'Fixes: 0123456789ab ("f: break")\n'
         "Cc: not-a-collected@trailer.org\n"
+        "NACKED-BY: Nay <nay@x.org>\n"
+        "  Co-developed-by: Co <co@x.org>\n"
+        "Note: prose, not a trailer\n"
     )
     assert simple("Re: x", body).trailers == (
-        ("Reviewed-by", "Joe <joe@x.org>"),
-        ("Acked-by", "Ann <ann@x.org>"),
-        ("Tested-by", "T <t@x.org>"),
-        ("Link", "https://lore.kernel.org/r/abc@x"),
-        ("Fixes", '0123456789ab ("f: break")'),
+        Trailer("Reviewed-by", "Joe <joe@x.org>"),
+        Trailer("Acked-by", "Ann <ann@x.org>"),
+        Trailer("Tested-by", "T <t@x.org>"),
+        Trailer("Link", "https://lore.kernel.org/r/abc@x"),
+        Trailer("Fixes", '0123456789ab ("f: break")'),
+        Trailer("Nacked-by", "Nay <nay@x.org>"),
+        Trailer("Co-developed-by", "Co <co@x.org>"),
     )
 
 

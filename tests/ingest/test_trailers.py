@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.mail.trailers import linked_message_ids, message_id_from_url, parse_trailers
+from e2g.mail.msgid import from_url as message_id_from_url
+from e2g.mail.trailers import linked_message_ids, parse_trailers
 from e2g.model import Trailer
 
 # A real liburing commit message shape (axboe/liburing 2024), trailer block last.
@@ -153,3 +154,35 @@ def test_parse_never_raises_and_is_idempotent(text: str) -> None:
 def test_url_parser_never_raises(tail: str) -> None:
     result = message_id_from_url("https://lore.kernel.org/" + tail)
     assert result is None or "@" in result
+
+
+def test_one_vocabulary_for_mail_display_and_reviews() -> None:
+    """The keys mail keeps, the lines the thread view marks as trailers and the
+    reviews a posting lists all come from the one vocabulary."""
+    from e2g.mail.trailers import (
+        REVIEW_KEYS,
+        TrailerKind,
+        find_in_mail,
+        is_trailer_line,
+        kind_of,
+    )
+
+    assert set(REVIEW_KEYS) == {
+        "Reviewed-by",
+        "Acked-by",
+        "Tested-by",
+        "Nacked-by",
+        "Reviewed-and-tested-by",
+    }
+    for key in REVIEW_KEYS:
+        line = f"{key.upper()}: A <a@example.org>"
+        assert is_trailer_line(line)
+        assert kind_of(key.lower()) is TrailerKind.REVIEW
+        assert find_in_mail(line) == (Trailer(key, "A <a@example.org>"),)
+    assert kind_of("Co-developed-by") is TrailerKind.PERSON
+    assert kind_of("Closes") is TrailerKind.UTILITY
+    assert kind_of("Note") is None
+    assert not is_trailer_line("Note: prose")
+    assert not is_trailer_line("Reviewed-by:")  # a key alone on its line
+    assert is_trailer_line("Cc: stable@vger.kernel.org")  # shown as one, not kept
+    assert find_in_mail("Cc: stable@vger.kernel.org") == ()
