@@ -12,19 +12,19 @@ reply loops, and a thread root that is itself missing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from e2g.config import Settings
 from e2g.index.store import Store, StoredMessage, from_epoch
+from e2g.mail import threads
 from e2g.mail.trailers import TrailerKind, is_trailer_line, kind_of
 from e2g.model import Trailer
 
 from .core import open_store
 
-MAX_THREAD = 2000  # messages shown in one thread view; the rest is counted, not read
 PAGE_BUDGET = 4 * 1024 * 1024  # characters of bodies and diffs per thread view
 MAX_DIFF_SHOWN = 512 * 1024  # characters of one diff shown inline; the raw mail has all
 MAX_BLOCKS = 2000  # body blocks per message; the tail is joined into the last block
@@ -79,7 +79,7 @@ class ThreadView:
     root: str  # the thread_root key (possibly a ghost's Message-ID)
     focus: str
     nodes: tuple[ThreadNode, ...]
-    total: int  # messages in the thread, including those past MAX_THREAD
+    total: int  # messages in the thread, including those past threads.MAX_THREAD
     root_missing: bool  # the root message itself was never archived
 
     @property
@@ -132,61 +132,6 @@ def split_blocks(body: str) -> tuple[Block, ...]:
         if lines:
             blocks.append(Block(kind=kind, text="\n".join(lines), lines=len(lines)))
     return tuple(blocks)
-
-
-def _walk(
-    start: StoredMessage,
-    children: dict[str, list[StoredMessage]],
-    visited: set[str],
-) -> list[tuple[StoredMessage, int]]:
-    """Depth-first order below `start` with an explicit stack (never recursion on mail)."""
-    order: list[tuple[StoredMessage, int]] = []
-    stack = [(start, 0)]
-    while stack:
-        message, depth = stack.pop()
-        if message.message_id in visited:
-            continue
-        visited.add(message.message_id)
-        order.append((message, depth))
-        for child in reversed(children.get(message.message_id, ())):
-            stack.append((child, depth + 1))
-    return order
-
-
-def order_thread(
-    messages: Sequence[StoredMessage],
-) -> list[tuple[StoredMessage, int, bool, bool]]:
-    """(message, depth, parent_missing, loop) in display order; every message exactly once.
-
-    Messages whose parent is not among `messages` start at depth 0 (ghost parents).
-    Messages caught in a References loop are never reached from a top; each loop is
-    entered at its oldest member, which is shown at depth 0 and flagged.
-    """
-    ordered = sorted(messages, key=lambda m: (m.date is None, m.date or 0, m.seq))
-    known = {message.message_id for message in ordered}
-    children: dict[str, list[StoredMessage]] = {}
-    tops: list[StoredMessage] = []
-    for message in ordered:
-        parent = message.parent_id
-        if parent and parent in known and parent != message.message_id:
-            children.setdefault(parent, []).append(message)
-        else:
-            tops.append(message)
-    visited: set[str] = set()
-    result: list[tuple[StoredMessage, int, bool, bool]] = []
-    for top in tops:
-        ghost = bool(top.parent_id) and top.parent_id not in known
-        self_loop = top.parent_id == top.message_id
-        for message, depth in _walk(top, children, visited):
-            top_level = depth == 0
-            result.append(
-                (message, depth, ghost and top_level, self_loop and top_level)
-            )
-    for message in ordered:  # only loop members are left unvisited
-        if message.message_id not in visited:
-            for found, depth in _walk(message, children, visited):
-                result.append((found, depth, False, depth == 0))
-    return result
 
 
 # --- store reads ---------------------------------------------------------------------
@@ -287,7 +232,7 @@ def thread_view(settings: Settings, message_id: str) -> ThreadView | None:
         if message is None:
             return None
         root = message.thread_root
-        messages = store.thread(root, limit=MAX_THREAD)
+        messages = store.thread(root, limit=threads.MAX_THREAD)
         total = int(
             store.connection.execute(
                 "SELECT COUNT(*) FROM messages WHERE thread_root = ?", (root,)
@@ -295,7 +240,7 @@ def thread_view(settings: Settings, message_id: str) -> ThreadView | None:
         )
         if all(found.message_id != message_id for found in messages):
             messages.append(message)  # past the bound: still show what was asked for
-        nodes = _thread_nodes(store, order_thread(messages), message_id)
+        nodes = _thread_nodes(store, threads.display_order(messages), message_id)
         root_missing = all(found.message_id != root for found in messages)
         return ThreadView(
             root=root,

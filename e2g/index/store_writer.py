@@ -24,6 +24,7 @@ from e2g.index.db import connect, read_meta, transaction
 from e2g.index.schema import DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
 from e2g.index.store import stored_diff
+from e2g.mail import threads
 from e2g.model import FileChange, Malformed, Message, RawMessage
 
 
@@ -309,22 +310,18 @@ class StoreWriter:
         Iterative by construction: each stored message already carries its root, so
         one lookup of the parent (or the oldest known reference) is enough.
         """
-        own = message.message_id
-        chain = [message.parent_id, *message.references] if message.parent_id else []
-        for ancestor in chain:
-            if not ancestor or ancestor == own:
-                continue
+        own, parent, references = (
+            message.message_id,
+            message.parent_id,
+            message.references,
+        )
+        for ancestor in threads.root_candidates(own, parent, references):
             row = self.connection.execute(
                 "SELECT thread_root FROM messages WHERE message_id = ?", (ancestor,)
             ).fetchone()
             if row is not None:
                 return str(row[0])
-        ghosts = [
-            ref
-            for ref in (*message.references, message.parent_id)
-            if ref and ref != own
-        ]
-        return ghosts[0] if ghosts else own
+        return threads.ghost_root(own, parent, references)
 
     def _delete(self, message_id: str, result: BatchResult) -> None:
         row = self.connection.execute(

@@ -9,18 +9,18 @@ trailers (Reviewed-by, Acked-by, Tested-by) given in replies below it.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
 from e2g.index.store import Store, StoredMessage
+from e2g.mail import threads as thread_rules
+from e2g.mail.threads import replies_below
 from e2g.mail.trailers import REVIEW_KEYS
 from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting
 
-MAX_THREAD = 2000
 UrlFor = Callable[[str, str | None], str]
 
 
@@ -83,7 +83,7 @@ ThreadLinks = list[tuple[int, str, str | None, str, str]]
 def thread_links(store: Store, *, limit: int = 2000) -> Memo[str, ThreadLinks]:
     """Store.thread_links() by thread root, for one matcher: a series' patches and
     its cover letter share one thread, and a commit's postings are often all in it."""
-    return Memo(partial(store.thread_links, limit=MAX_THREAD), limit=limit)
+    return Memo(partial(store.thread_links, limit=thread_rules.MAX_THREAD), limit=limit)
 
 
 def thread_facts(
@@ -94,25 +94,16 @@ def thread_facts(
     threads: Memo[str, ThreadLinks],
 ) -> ThreadFacts:
     """Replies below `message` (iteratively, never recursing on mail data)."""
-    children: dict[str, list[tuple[int, str, str, str]]] = {}
-    for seq, message_id, parent, name, email in threads(message.thread_root):
-        if parent:
-            children.setdefault(parent, []).append((seq, message_id, name, email))
-    queue = deque(children.get(message.message_id, []))
-    seen = {message.message_id}
-    below: list[tuple[int, str, str, str]] = []
-    while queue:
-        reply = queue.popleft()
-        if reply[1] in seen or reply[1] in exclude:
-            continue
-        seen.add(reply[1])
-        below.append(reply)
-        queue.extend(children.get(reply[1], []))
-    reviews = store.trailers_of([reply[0] for reply in below], REVIEW_KEYS)
+    links = (
+        (message_id, parent, (seq, name, email))
+        for seq, message_id, parent, name, email in threads(message.thread_root)
+    )
+    below = replies_below(message.message_id, links, exclude=exclude)
+    reviews = store.trailers_of([seq for seq, _, _ in below], REVIEW_KEYS)
     return ThreadFacts(
         replies=len(below),
         participants=tuple(
-            dict.fromkeys(_person(name, email) for _, _, name, email in below)
+            dict.fromkeys(_person(name, email) for _, name, email in below)
         ),
         reviewers=tuple(dict.fromkeys(f"{key}: {value}" for _, key, value in reviews)),
     )
