@@ -97,15 +97,10 @@ def family_of(store: Store, label: StoredMessage) -> set[str]:
     """The label and every other posting of the same patch."""
     members = {label.message_id}
     if label.patch_id:
-        members |= {
-            m.message_id
-            for m in store.select("patch_id = ? AND kind = 'patch'", (label.patch_id,))
-        }
+        members |= {m.message_id for m in store.patches_with_patch_id(label.patch_id)}
     members |= {
         m.message_id
-        for m in store.select(
-            "subject_key = ? AND kind = 'patch'", (label.subject_key,)
-        )
+        for m in store.patches_with_subject(label.subject_key)
         if same_author(label, m)
     }
     return members
@@ -126,7 +121,7 @@ def newest_before(found: list[StoredMessage], commit: Commit) -> str | None:
 
 def subject_only(store: Store, commit: Commit) -> str | None:
     return newest_before(
-        store.select("subject_key = ? AND kind = 'patch'", (commit.subject_key,)),
+        store.patches_with_subject(commit.subject_key),
         commit,
     )
 
@@ -135,16 +130,16 @@ def patch_id_only(store: Store, commit: Commit) -> str | None:
     if not commit.patch.patch_id:
         return None
     return newest_before(
-        store.select("patch_id = ? AND kind = 'patch'", (commit.patch.patch_id,)),
+        store.patches_with_patch_id(commit.patch.patch_id),
         commit,
     )
 
 
 def archive_window(store: Store) -> tuple[float, float]:
-    low, high = store.connection.execute(
-        "SELECT MIN(date), MAX(date) FROM messages WHERE date IS NOT NULL"
-    ).fetchone()
-    return float(low), float(high)
+    dates = store.date_range()
+    if dates is None:
+        raise SystemExit("eval_links: the store holds no dated message")
+    return dates[0].timestamp(), dates[1].timestamp()
 
 
 def evaluate(

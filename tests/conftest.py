@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from e2g import config
+from e2g.index.store import Store, StoredMessage
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample-mbox"
@@ -160,3 +162,24 @@ def store_rows(store: Path, table: str = "messages") -> int:
             connection.close()
     except sqlite3.Error:
         return 0
+
+
+def store_sql(store: Path, query: str, parameters: Sequence[object] = ()) -> list[Any]:
+    """Rows of `query` over the store file at `store`, asked of SQLite directly: tests
+    check the store's named queries against plain SQL (e2g itself has no other way
+    to its tables)."""
+    connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return connection.execute(query, parameters).fetchall()
+    finally:
+        connection.close()
+
+
+def stored_where(
+    store: Store, where: str, parameters: Sequence[object] = (), suffix: str = ""
+) -> list[StoredMessage]:
+    """The stored messages a WHERE clause finds, in the order the SQL gives."""
+    query = f"SELECT seq FROM messages WHERE {where} {suffix}"
+    seqs = [int(seq) for (seq,) in store_sql(store.path, query, parameters)]
+    found = {message.seq: message for message in store.by_seqs(seqs)}
+    return [found[seq] for seq in seqs]

@@ -7,7 +7,6 @@ per list and per year, how many commits were matched to a posting and by which m
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from e2g.api.link import repo_key
 from e2g.config import Settings
 from e2g.errors import NotMatched, UsageError
 from e2g.git.repo import Repo
+from e2g.index.store import Store
 
 GROUPINGS = ("dir", "list", "year", "method")
 NO_MATCH = "no match"
@@ -67,13 +67,8 @@ def _dirs(files: str, depth: int) -> set[str]:
     return keys or {"(none)"}
 
 
-def _lists(connection: sqlite3.Connection, repo: str, sha: str) -> set[str]:
-    rows = connection.execute(
-        "SELECT DISTINCT s.list FROM links l JOIN messages m ON m.message_id = l.message_id "
-        "JOIN sightings s ON s.seq = m.seq WHERE l.repo = ? AND l.commit_sha = ?",
-        (repo, sha),
-    ).fetchall()
-    return {str(row[0]) for row in rows} or {"(none)"}
+def _lists(store: Store, repo: str, sha: str) -> set[str]:
+    return store.lists_of_commit(repo, sha) or {"(none)"}
 
 
 def stats(
@@ -85,10 +80,7 @@ def stats(
     rows: dict[str, StatsRow] = {}
     total = StatsRow("total")
     with open_store(settings) as store:
-        records = store.connection.execute(
-            "SELECT sha, files, status, method, commit_date FROM commits WHERE repo = ?",
-            (key,),
-        ).fetchall()
+        records = store.commit_outcomes(key)
         if not records:
             raise NotMatched(
                 f"no commits of {key} were matched yet: run `e2g match` in that repository first"
@@ -96,9 +88,7 @@ def stats(
         for sha, files, status, method, commit_date in records:
             matched = status == "matched"
             label = str(method) if matched and method else NO_MATCH
-            for group in _keys(
-                by, store.connection, key, sha, files, label, commit_date, depth
-            ):
+            for group in _keys(by, store, key, sha, files, label, commit_date, depth):
                 _add(rows.setdefault(group, StatsRow(group)), matched, label)
             _add(total, matched, label)
     ordered = sorted(rows.values(), key=lambda row: (-row.commits, row.key))
@@ -109,7 +99,7 @@ def stats(
 
 def _keys(  # noqa: PLR0913
     by: str,
-    connection: sqlite3.Connection,
+    store: Store,
     repo: str,
     sha: str,
     files: str,
@@ -120,7 +110,7 @@ def _keys(  # noqa: PLR0913
     if by == "dir":
         return _dirs(files, depth)
     if by == "list":
-        return _lists(connection, repo, sha)
+        return _lists(store, repo, sha)
     if by == "year":
         return {str(datetime.fromtimestamp(commit_date, UTC).year)}
     return {label}

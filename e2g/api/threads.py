@@ -177,11 +177,9 @@ def message_view(settings: Settings, message_id: str) -> MessageView | None:
         message = store.message(message_id)
         if message is None:
             return None
-        replies = store.connection.execute(
-            "SELECT COUNT(*) FROM messages WHERE parent_id = ?", (message_id,)
-        ).fetchone()[0]
         return MessageView(
-            node=_node(store, message, budget=MAX_DIFF_SHOWN), replies=int(replies)
+            node=_node(store, message, budget=MAX_DIFF_SHOWN),
+            replies=store.reply_count(message_id),
         )
 
 
@@ -233,11 +231,7 @@ def thread_view(settings: Settings, message_id: str) -> ThreadView | None:
             return None
         root = message.thread_root
         messages = store.thread(root, limit=threads.MAX_THREAD)
-        total = int(
-            store.connection.execute(
-                "SELECT COUNT(*) FROM messages WHERE thread_root = ?", (root,)
-            ).fetchone()[0]
-        )
+        total = store.thread_size(root)
         if all(found.message_id != message_id for found in messages):
             messages.append(message)  # past the bound: still show what was asked for
         nodes = _thread_nodes(store, threads.display_order(messages), message_id)
@@ -254,28 +248,14 @@ def thread_view(settings: Settings, message_id: str) -> ThreadView | None:
 def discussed_threads(settings: Settings, *, limit: int = 10) -> list[BusyThread]:
     """The busiest threads among the latest mail (a bounded scan, cheap on any store)."""
     with open_store(settings) as store:
-        rows = store.connection.execute(
-            "SELECT thread_root, COUNT(*) AS n FROM "
-            "(SELECT thread_root FROM messages ORDER BY seq DESC LIMIT ?) "
-            "GROUP BY thread_root HAVING n > 1 ORDER BY n DESC, thread_root LIMIT ?",
-            (RECENT_WINDOW, limit),
-        ).fetchall()
-        counts = {str(root): int(count) for root, count in rows}
+        counts = store.busy_threads(window=RECENT_WINDOW, limit=limit)
         roots = {found.message_id: found for found in store.messages(counts)}
         busy = []
         for root, count in counts.items():
-            found = roots.get(root) or _first_in_thread(store, root)
+            found = roots.get(root) or store.first_in_thread(root)
             if found is not None:
                 busy.append(BusyThread(root=found, messages=count))
         return busy
-
-
-def _first_in_thread(store: Store, root: str) -> StoredMessage | None:
-    """A ghost-rooted thread is shown by its oldest stored message."""
-    found = store.select(
-        "thread_root = ?", (root,), suffix="ORDER BY date, seq LIMIT 1"
-    )
-    return found[0] if found else None
 
 
 def recent_commits(
@@ -284,18 +264,14 @@ def recent_commits(
     """Commits of `repo` that `e2g link` already looked at, newest first."""
     keys = list(dict.fromkeys([str(repo), str(repo.resolve())]))
     with open_store(settings) as store:
-        rows = store.connection.execute(
-            "SELECT sha, subject, author_name, commit_date, status, method FROM commits "
-            f"WHERE repo IN ({','.join('?' * len(keys))}) ORDER BY commit_date DESC LIMIT ?",
-            (*keys, limit),
-        ).fetchall()
+        rows = store.recent_commits(keys, limit=limit)
     return [
         RecentCommit(
-            sha=str(sha),
-            subject=str(subject),
-            author_name=str(author),
+            sha=sha,
+            subject=subject,
+            author_name=author,
             commit_date=from_epoch(date),
-            status=str(status),
+            status=status,
             method=method,
         )
         for sha, subject, author, date, status, method in rows
@@ -305,7 +281,4 @@ def recent_commits(
 def has_message(settings: Settings, message_id: str) -> bool:
     """Whether the store holds `message_id` (one indexed lookup)."""
     with open_store(settings) as store:
-        row = store.connection.execute(
-            "SELECT 1 FROM messages WHERE message_id = ?", (message_id,)
-        ).fetchone()
-        return row is not None
+        return store.has_message(message_id)

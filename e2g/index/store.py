@@ -88,6 +88,24 @@ class StoreCounts:
     series: int
 
 
+@dataclass(frozen=True, slots=True)
+class SubjectLookup:
+    """Patches whose subject key is `key`, nearest the epoch `near` first, `limit` of them."""
+
+    key: str
+    near: int
+    limit: int
+
+
+def _subject_part(subject: SubjectLookup) -> tuple[str, tuple[object, ...], str]:
+    # An empty key (a summary of tags alone) matches nothing: "" is no subject.
+    return (
+        "subject_key = ? AND subject_key != '' AND kind = 'patch'",
+        (subject.key, subject.near),
+        f"ORDER BY abs(date - ?) LIMIT {int(subject.limit)}",
+    )
+
+
 def from_epoch(value: int | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
 
@@ -195,7 +213,7 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.connection: sqlite3.Connection = connect(path, readonly=True)
+        self._connection: sqlite3.Connection = connect(path, readonly=True)
         self._codec: Codec | None = None
 
     def __enter__(self) -> Store:
@@ -210,9 +228,9 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        if self.connection.in_transaction:
-            self.connection.rollback()
-        self.connection.close()
+        if self._connection.in_transaction:
+            self._connection.rollback()
+        self._connection.close()
 
     def hold_snapshot(self) -> None:
         """Read the store as it is now, in one read transaction, until the next call.
@@ -224,15 +242,15 @@ class Store:
         then: while a snapshot is held, the writer's log cannot be checkpointed
         and grows.
         """
-        if self.connection.in_transaction:
-            self.connection.rollback()
-        self.connection.execute("BEGIN")
-        self.connection.execute("SELECT COUNT(*) FROM meta").fetchone()
+        if self._connection.in_transaction:
+            self._connection.rollback()
+        self._connection.execute("BEGIN")
+        self._connection.execute("SELECT COUNT(*) FROM meta").fetchone()
 
     @property
     def codec(self) -> Codec:
         if self._codec is None:
-            self._codec = Codec(self.connection)
+            self._codec = Codec(self._connection)
         return self._codec
 
     # -- single messages -------------------------------------------------------------
@@ -275,7 +293,7 @@ class Store:
         grouped: dict[int, list[tuple[Any, ...]]] = {}
         for start in range(0, len(seqs), 500):
             marks, chunk = in_list(seqs[start : start + 500])
-            for seq, *rest in self.connection.execute(sql.format(marks), chunk):
+            for seq, *rest in self._connection.execute(sql.format(marks), chunk):
                 grouped.setdefault(int(seq), []).append(tuple(rest))
         return grouped
 
@@ -289,19 +307,19 @@ class Store:
             for row, seq in zip(rows, seqs, strict=True)
         ]
 
-    def select(
+    def _select(
         self, where: str, parameters: Sequence[object] = (), *, suffix: str = ""
     ) -> list[StoredMessage]:
-        """Messages matching a WHERE clause over the messages table (trusted SQL only)."""
-        rows = self.connection.execute(
+        """Messages matching a WHERE clause over the messages table."""
+        rows = self._connection.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {where} {suffix}", parameters
         ).fetchall()
         return self._build(rows)
 
-    def seq_parts(
+    def _seq_parts(
         self, parts: Sequence[tuple[str, Sequence[object], str]]
     ) -> list[list[int]]:
-        """The seqs of several select()s, each (where, parameters, suffix), in one
+        """The seqs of several _select()s, each (where, parameters, suffix), in one
         query: what each part found, in the order of the parts."""
         sql = " UNION ALL ".join(
             f"SELECT * FROM (SELECT {number} AS part, seq FROM messages "
@@ -310,15 +328,76 @@ class Store:
         )
         parameters = [value for _, values, _ in parts for value in values]
         found: list[list[int]] = [[] for _ in parts]
-        for part, seq in self.connection.execute(sql, parameters):
+        for part, seq in self._connection.execute(sql, parameters):
             found[int(part)].append(int(seq))
         return found
+
+    # -- the matcher's lookups -------------------------------------------------------
+
+    def exact_key_seqs(
+        self, *, patch_id: str, author_stamp: int, subject: SubjectLookup
+    ) -> tuple[list[int], list[int]]:
+        """Patches with this patch-id or this author timestamp (patch-id first, at most
+        100), and the patches `subject` finds, in one query: most commits find
+        little or nothing, so the number of queries is the cost. SQLite answers the
+        OR of two indexed columns from both indexes."""
+        found, same_subject = self._seq_parts(
+            [
+                (
+                    "(patch_id = ? OR date = ?) AND kind = 'patch'",
+                    (patch_id, author_stamp, patch_id),
+                    "ORDER BY patch_id IS ? DESC, seq LIMIT 100",
+                ),
+                _subject_part(subject),
+            ]
+        )
+        return found, same_subject
+
+    def subject_patches(self, subject: SubjectLookup) -> list[StoredMessage]:
+        """Patches whose subject key is `subject.key`, nearest `subject.near` first."""
+        where, parameters, suffix = _subject_part(subject)
+        return self._select(where, parameters, suffix=suffix)
+
+    def family_seqs(
+        self, *, subject_key: str, patch_id: str | None, low: int, high: int
+    ) -> tuple[list[int], list[int]]:
+        """Patches dated in [low, high] with this subject key (newest first, at most
+        200), and with this patch-id (at most 100)."""
+        same_subject, same_patch = self._seq_parts(
+            [
+                (
+                    "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
+                    (subject_key, low, high),
+                    "ORDER BY date DESC LIMIT 200",
+                ),
+                (
+                    "patch_id = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
+                    (patch_id or "", low, high),
+                    "LIMIT 100",
+                ),
+            ]
+        )
+        return same_subject, same_patch
+
+    def patches_with_patch_id(self, patch_id: str) -> list[StoredMessage]:
+        """Every patch whose `git patch-id --stable` is `patch_id`."""
+        return self._select("patch_id = ? AND kind = 'patch'", (patch_id,))
+
+    def patches_with_subject(self, subject_key: str) -> list[StoredMessage]:
+        """Every patch whose subject key is `subject_key`."""
+        return self._select("subject_key = ? AND kind = 'patch'", (subject_key,))
+
+    def thread_patches(self, root: str, *, limit: int = 200) -> list[StoredMessage]:
+        """The patches of the thread rooted at `root`, in store order."""
+        return self._select(
+            "thread_root = ? AND kind = 'patch'", (root,), suffix=f"LIMIT {int(limit)}"
+        )
 
     def by_seqs(self, seqs: Sequence[int]) -> list[StoredMessage]:
         """The messages with these seqs, in seq order (one cached statement)."""
         if not seqs:
             return []
-        return self.select(
+        return self._select(
             "seq IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(set(seqs))),),
             suffix="ORDER BY seq",
@@ -329,7 +408,7 @@ class Store:
         touches `path`, oldest first: the rows the matcher's file map windows."""
         return [
             (int(date), int(seq), str(email), patch_email)
-            for date, seq, email, patch_email in self.connection.execute(
+            for date, seq, email, patch_email in self._connection.execute(
                 "SELECT m.date, f.seq, m.author_email, m.patch_author_email "
                 "FROM files f JOIN messages m ON m.seq = f.seq WHERE f.path = ? "
                 "AND m.kind = 'patch' AND m.date IS NOT NULL ORDER BY m.date, f.seq",
@@ -338,7 +417,7 @@ class Store:
         ]
 
     def message(self, message_id: str) -> StoredMessage | None:
-        found = self.select("message_id = ?", (message_id,))
+        found = self._select("message_id = ?", (message_id,))
         return found[0] if found else None
 
     def messages(self, message_ids: Iterable[str]) -> list[StoredMessage]:
@@ -346,29 +425,29 @@ class Store:
         found: list[StoredMessage] = []
         for start in range(0, len(ids), 500):
             marks, chunk = in_list(ids[start : start + 500])
-            found.extend(self.select(f"message_id IN ({marks})", chunk))
+            found.extend(self._select(f"message_id IN ({marks})", chunk))
         return found
 
     def raw(self, seq: int) -> bytes | None:
-        row = self.connection.execute(
+        row = self._connection.execute(
             "SELECT dict_id, data FROM raw WHERE seq = ?", (seq,)
         ).fetchone()
         return None if row is None else self.codec.decompress(bytes(row[1]), row[0])
 
     def diff(self, seq: int) -> str | None:
-        return stored_diff(self.connection, self.codec, seq)
+        return stored_diff(self._connection, self.codec, seq)
 
     def trailers(self, seq: int) -> list[Trailer]:
         return [
             Trailer(str(key), str(value))
-            for key, value in self.connection.execute(
+            for key, value in self._connection.execute(
                 "SELECT key, value FROM trailers WHERE seq = ? ORDER BY rowid", (seq,)
             )
         ]
 
     def thread(self, root: str, *, limit: int = 5000) -> list[StoredMessage]:
         """Every stored message of the thread rooted at `root`, oldest first."""
-        return self.select(
+        return self._select(
             "thread_root = ?", (root,), suffix=f"ORDER BY date, seq LIMIT {int(limit)}"
         )
 
@@ -379,7 +458,7 @@ class Store:
         form of `thread` for walking replies without loading bodies."""
         return [
             (int(seq), str(mid), parent, str(name), str(email))
-            for seq, mid, parent, name, email in self.connection.execute(
+            for seq, mid, parent, name, email in self._connection.execute(
                 "SELECT seq, message_id, parent_id, author_name, author_email FROM messages "
                 "WHERE thread_root = ? ORDER BY date, seq LIMIT ?",
                 (root, limit),
@@ -398,7 +477,7 @@ class Store:
             marks, chunk = in_list(seqs[start : start + 500])
             found += [
                 (int(seq), str(key), str(value))
-                for seq, key, value in self.connection.execute(
+                for seq, key, value in self._connection.execute(
                     f"SELECT seq, key, value FROM trailers WHERE seq IN ({marks}) "
                     f"AND key IN ({key_marks}) ORDER BY rowid",
                     (*chunk, *key_values),
@@ -413,7 +492,7 @@ class Store:
         marks, values = in_list(series_ids)
         return sorted(
             int(seq)
-            for (seq,) in self.connection.execute(
+            for (seq,) in self._connection.execute(
                 f"SELECT DISTINCT cover_seq FROM series WHERE id IN ({marks}) "
                 "AND cover_seq IS NOT NULL",
                 values,
@@ -421,18 +500,18 @@ class Store:
         )
 
     def series_members(self, series_id: int) -> list[StoredMessage]:
-        return self.select("series_id = ?", (series_id,), suffix="ORDER BY part, seq")
+        return self._select("series_id = ?", (series_id,), suffix="ORDER BY part, seq")
 
     def lineage(self, series_id: int) -> list[int]:
         """Series ids of every version of this series (v1, v2, ...), oldest version first."""
-        row = self.connection.execute(
+        row = self._connection.execute(
             "SELECT COALESCE(lineage, id) FROM series WHERE id = ?", (series_id,)
         ).fetchone()
         if row is None:
             return []
         return [
             int(found)
-            for (found,) in self.connection.execute(
+            for (found,) in self._connection.execute(
                 "SELECT id FROM series WHERE id = ? OR lineage = ? ORDER BY version, id",
                 (row[0], row[0]),
             )
@@ -441,11 +520,11 @@ class Store:
     # -- bulk ------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
-        return read_meta(self.connection, key)
+        return read_meta(self._connection, key)
 
     def date_range(self) -> tuple[datetime, datetime] | None:
         """The oldest and newest message dates in the store (None when empty)."""
-        low, high = self.connection.execute(
+        low, high = self._connection.execute(
             "SELECT MIN(date), MAX(date) FROM messages WHERE date IS NOT NULL"
         ).fetchone()
         if low is None:
@@ -454,14 +533,14 @@ class Store:
 
     def max_seq(self) -> int:
         return int(
-            self.connection.execute(
+            self._connection.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM messages"
             ).fetchone()[0]
         )
 
     def max_change(self) -> int:
         """The newest revision of the index journal (0 when it was never written)."""
-        row = self.connection.execute(
+        row = self._connection.execute(
             "SELECT seq FROM sqlite_sequence WHERE name = 'index_changes'"
         ).fetchone()
         return 0 if row is None else int(row[0])
@@ -470,7 +549,7 @@ class Store:
         """(rev, message_id) of the index journal after `rev`, oldest first."""
         return [
             (int(found), str(message_id))
-            for found, message_id in self.connection.execute(
+            for found, message_id in self._connection.execute(
                 "SELECT rev, message_id FROM index_changes WHERE rev > ? ORDER BY rev LIMIT ?",
                 (rev, limit),
             )
@@ -479,7 +558,7 @@ class Store:
     def index_lag(self, *, last_seq: int, last_change: int) -> int:
         """How many changes an index that holds up to (`last_seq`, `last_change`) lacks:
         messages with a higher seq, and journal entries after `last_change`."""
-        row = self.connection.execute(
+        row = self._connection.execute(
             "SELECT (SELECT COUNT(*) FROM messages WHERE seq > ?)"
             " + (SELECT COUNT(*) FROM index_changes WHERE rev > ?)",
             (last_seq, last_change),
@@ -492,7 +571,7 @@ class Store:
         """All messages with seq > after_seq, in seq order, read in batches."""
         last = after_seq
         while True:
-            chunk = self.select(
+            chunk = self._select(
                 "seq > ?", (last,), suffix=f"ORDER BY seq LIMIT {int(batch)}"
             )
             if not chunk:
@@ -501,7 +580,7 @@ class Store:
             last = chunk[-1].seq
 
     def counts(self) -> StoreCounts:
-        one = self.connection.execute
+        one = self._connection.execute
         kinds = dict(
             one("SELECT kind, COUNT(*) FROM messages GROUP BY kind").fetchall()
         )
@@ -532,7 +611,7 @@ class Store:
     def malformed_reasons(self) -> dict[str, int]:
         return {
             str(reason): int(count)
-            for reason, count in self.connection.execute(
+            for reason, count in self._connection.execute(
                 "SELECT reason, COUNT(*) FROM malformed GROUP BY reason ORDER BY 2 DESC"
             )
         }
@@ -540,7 +619,87 @@ class Store:
     def list_names(self) -> list[str]:
         return [
             str(name)
-            for (name,) in self.connection.execute(
+            for (name,) in self._connection.execute(
                 "SELECT DISTINCT list FROM sightings ORDER BY 1"
             )
         ]
+
+    # -- what the web and CLI views count and list -------------------------------------
+
+    def has_message(self, message_id: str) -> bool:
+        """Whether the store holds `message_id` (one indexed lookup)."""
+        row = self._connection.execute(
+            "SELECT 1 FROM messages WHERE message_id = ?", (message_id,)
+        ).fetchone()
+        return row is not None
+
+    def reply_count(self, message_id: str) -> int:
+        """Stored messages whose parent is `message_id`."""
+        row = self._connection.execute(
+            "SELECT COUNT(*) FROM messages WHERE parent_id = ?", (message_id,)
+        ).fetchone()
+        return int(row[0])
+
+    def thread_size(self, root: str) -> int:
+        """Stored messages of the thread rooted at `root`."""
+        row = self._connection.execute(
+            "SELECT COUNT(*) FROM messages WHERE thread_root = ?", (root,)
+        ).fetchone()
+        return int(row[0])
+
+    def first_in_thread(self, root: str) -> StoredMessage | None:
+        """The oldest stored message of the thread rooted at `root`."""
+        found = self._select(
+            "thread_root = ?", (root,), suffix="ORDER BY date, seq LIMIT 1"
+        )
+        return found[0] if found else None
+
+    def busy_threads(self, *, window: int, limit: int) -> dict[str, int]:
+        """Thread roots with more than one of the latest `window` messages, busiest
+        first, with how many they have."""
+        rows = self._connection.execute(
+            "SELECT thread_root, COUNT(*) AS n FROM "
+            "(SELECT thread_root FROM messages ORDER BY seq DESC LIMIT ?) "
+            "GROUP BY thread_root HAVING n > 1 ORDER BY n DESC, thread_root LIMIT ?",
+            (window, limit),
+        ).fetchall()
+        return {str(root): int(count) for root, count in rows}
+
+    def recent_commits(
+        self, repos: Sequence[str], *, limit: int
+    ) -> list[tuple[str, str, str, int | None, str, str | None]]:
+        """(sha, subject, author_name, commit_date, status, method) of the commits of
+        `repos` that were looked at, newest first."""
+        if not repos:
+            return []
+        marks = ",".join("?" * len(repos))
+        return [
+            (str(sha), str(subject), str(author), date, str(status), method)
+            for sha, subject, author, date, status, method in self._connection.execute(
+                "SELECT sha, subject, author_name, commit_date, status, method "
+                f"FROM commits WHERE repo IN ({marks}) ORDER BY commit_date DESC LIMIT ?",
+                (*repos, limit),
+            )
+        ]
+
+    def commit_outcomes(self, repo: str) -> list[tuple[str, str, str, str | None, int]]:
+        """(sha, files, status, method, commit_date) of every matched-or-not commit of
+        `repo`."""
+        return [
+            (str(sha), str(files), str(status), method, int(date))
+            for sha, files, status, method, date in self._connection.execute(
+                "SELECT sha, files, status, method, commit_date FROM commits "
+                "WHERE repo = ?",
+                (repo,),
+            )
+        ]
+
+    def lists_of_commit(self, repo: str, sha: str) -> set[str]:
+        """The lists the postings linked to commit `sha` of `repo` were seen on."""
+        rows = self._connection.execute(
+            "SELECT DISTINCT s.list FROM links l "
+            "JOIN messages m ON m.message_id = l.message_id "
+            "JOIN sightings s ON s.seq = m.seq WHERE l.repo = ? AND l.commit_sha = ?",
+            (repo, sha),
+        ).fetchall()
+        return {str(row[0]) for row in rows}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Generic, NamedTuple, TypeVar
 
-from e2g.index.store import Store, StoredMessage
+from e2g.index.store import Store, StoredMessage, SubjectLookup
 from e2g.matcher.scoring import CandidateInfo
 from e2g.model import Commit
 
@@ -81,14 +81,12 @@ class MessageCache:
                 self._messages[message.seq] = message
         return {seq: self._messages[seq] for seq in seqs if seq in self._messages}
 
-    def parts(
-        self, parts: Sequence[tuple[str, Sequence[object], str]]
-    ) -> list[list[StoredMessage]]:
-        """Store.seq_parts(), each seq as its message: only messages not seen yet
-        are read whole (the exact keys and a patch's family find the same ones)."""
-        seqs = self.store.seq_parts(parts)
-        found = self.by_seqs([seq for part in seqs for seq in part])
-        return [[found[seq] for seq in part if seq in found] for part in seqs]
+    def resolve(self, *parts: Sequence[int]) -> list[list[StoredMessage]]:
+        """Lists of seqs (from the store's *_seqs lookups), each seq as its message:
+        only messages not seen yet are read whole (the exact keys and a patch's
+        family find the same ones)."""
+        found = self.by_seqs([seq for part in parts for seq in part])
+        return [[found[seq] for seq in part if seq in found] for part in parts]
 
 
 class TouchingPatch(NamedTuple):
@@ -194,15 +192,10 @@ def exact_candidates(
     # so the number of queries is the cost.
     stamp = _epoch(commit.author_date)
     patch_id = commit.patch.patch_id or ""
-    found, same_subject = lookups.messages.parts(
-        [
-            (
-                "(patch_id = ? OR date = ?) AND kind = 'patch'",
-                (patch_id, stamp, patch_id),
-                "ORDER BY patch_id IS ? DESC, seq LIMIT 100",
-            ),
-            _subject_query(commit),
-        ]
+    found, same_subject = lookups.messages.resolve(
+        *store.exact_key_seqs(
+            patch_id=patch_id, author_stamp=stamp, subject=_subject_lookup(commit)
+        )
     )
     pool.later["subject"] = same_subject
     if commit.patch.patch_id:
@@ -224,17 +217,13 @@ def subject_candidates(
     """Stage 2: patches whose subject key equals the commit's summary."""
     found = pool.later.pop("subject", None)
     if found is None:
-        where, parameters, suffix = _subject_query(request.commit)
-        found = store.select(where, parameters, suffix=suffix)
+        found = store.subject_patches(_subject_lookup(request.commit))
     pool.add(found, "subject")
 
 
-def _subject_query(commit: Commit) -> tuple[str, tuple[object, ...], str]:
-    # An empty key (a summary of tags alone) matches nothing: "" is no subject.
-    return (
-        "subject_key = ? AND subject_key != '' AND kind = 'patch'",
-        (commit.subject_key, _epoch(commit.commit_date)),
-        f"ORDER BY abs(date - ?) LIMIT {SUBJECT_LIMIT}",
+def _subject_lookup(commit: Commit) -> SubjectLookup:
+    return SubjectLookup(
+        commit.subject_key, _epoch(commit.commit_date), limit=SUBJECT_LIMIT
     )
 
 
@@ -280,14 +269,7 @@ def _trailer_candidates(store: Store, linked: Sequence[str], pool: Pool) -> None
     pool.add(named, "trailer")
     for message in named:
         if message.kind != "patch":
-            pool.add(
-                store.select(
-                    "thread_root = ? AND kind = 'patch'",
-                    (message.thread_root,),
-                    suffix="LIMIT 200",
-                ),
-                "thread",
-            )
+            pool.add(store.thread_patches(message.thread_root, limit=200), "thread")
 
 
 def candidate_info(message: StoredMessage, sources: set[str]) -> CandidateInfo:

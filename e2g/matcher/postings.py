@@ -44,19 +44,10 @@ def family(
     low, high = window(commit)
     if best.date is not None:
         high = max(high, int(best.date.timestamp()) + 86400)
-    same_subject, same_patch = messages.parts(
-        [
-            (
-                "subject_key = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
-                (best.subject_key, low, high),
-                "ORDER BY date DESC LIMIT 200",
-            ),
-            (
-                "patch_id = ? AND kind = 'patch' AND date BETWEEN ? AND ?",
-                (best.patch_id or "", low, high),
-                "LIMIT 100",
-            ),
-        ]
+    same_subject, same_patch = messages.resolve(
+        *messages.store.family_seqs(
+            subject_key=best.subject_key, patch_id=best.patch_id, low=low, high=high
+        )
     )
     # The caller still asks a same-subject relative for shared content.
     found = [message for message in same_subject if same_author(best, message)][:100]

@@ -12,13 +12,14 @@ import ast
 import csv
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from e2g import config
 from e2g.api.core import ingest
 from e2g.index.store import Store
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, store_sql
 
 EXPECTATIONS = CORPUS / "patchwork" / "EXPECTATIONS.tsv"
 
@@ -56,8 +57,10 @@ def _expected(text: str) -> dict[str, list[int]]:
 
 
 def _observed(store: Store) -> dict[str, list[int]]:
-    run = store.connection.execute
-    kinds = dict(run("SELECT kind, COUNT(*) FROM messages GROUP BY kind").fetchall())
+    def run(query: str) -> list[Any]:
+        return store_sql(store.path, query)
+
+    kinds = dict(run("SELECT kind, COUNT(*) FROM messages GROUP BY kind"))
     patches = [
         int(n)
         for (n,) in run(

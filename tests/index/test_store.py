@@ -17,7 +17,7 @@ from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, StoreWriter
 from e2g.mail.message import parse_message
 from e2g.model import Message, Origin, RawMessage
-from tests.conftest import mail, patch_body
+from tests.conftest import mail, patch_body, store_sql, stored_where
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -81,9 +81,7 @@ def test_raw_bytes_and_diff_round_trip(tmp_path: Path) -> None:
         assert store.diff(stored.seq) == items[6].message.patch.diff  # type: ignore[union-attr]
         assert stored.files == ("mm/frob.c",)
         # Enough samples trained a dictionary; rows written after it use it.
-        assert (
-            store.connection.execute("SELECT COUNT(*) FROM zdicts").fetchone()[0] == 1
-        )
+        assert store_sql(store.path, "SELECT COUNT(*) FROM zdicts")[0][0] == 1
 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
@@ -106,7 +104,7 @@ def test_full_disk_is_a_clear_error_and_loses_nothing_committed(tmp_path: Path) 
         assert writer.checkpoint("t") == "first"
     with Store(path) as store:
         assert store.counts().messages == 1
-        assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert store_sql(store.path, "PRAGMA integrity_check")[0][0] == "ok"
 
 
 def test_a_deletion_removes_the_message(tmp_path: Path) -> None:
@@ -153,33 +151,37 @@ def test_reading_while_an_ingest_writes(tmp_path: Path, write_mbox) -> None:
         assert reader.counts().messages == 8
 
 
-def test_seq_parts_answers_each_part_with_its_own_order_and_limit(
+def test_family_seqs_answer_each_key_with_its_own_order_and_window(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "s.sqlite3"
     items = [
-        _item(n, subject=f"[PATCH] mm: fix {n % 3}", body=patch_body(n))
+        _item(n, subject=f"[PATCH] mm: fix {n % 3}", body=patch_body(n % 2))
         for n in range(1, 13)
     ]
     with StoreWriter(path) as writer:
         writer.write_batch(items, source="t", token=None, now=NOW)
     with Store(path) as store:
-        newest_two, none, by_seq = store.seq_parts(
-            [
-                ("subject_key = ?", ("mm: fix 1",), "ORDER BY seq DESC LIMIT 2"),
-                ("subject_key = ?", ("no such subject",), ""),
-                ("subject_key = ? AND kind = 'patch'", ("mm: fix 2",), "ORDER BY seq"),
-            ]
+        ids = {m.seq: m.message_id for m in stored_where(store, "1")}
+        dates = {m.message_id: m.date for m in stored_where(store, "1")}
+        patch_id = next(
+            m.patch_id for m in stored_where(store, "message_id = 'msg2@example.org'")
         )
-        ids = {m.seq: m.message_id for m in store.by_seqs([*newest_two, *by_seq])}
-        assert [ids[seq] for seq in newest_two] == [
-            "msg10@example.org",
-            "msg7@example.org",
-        ]
-        assert none == []
-        assert [ids[seq] for seq in by_seq] == [
-            f"msg{n}@example.org" for n in (2, 5, 8, 11)
-        ]
+        low = int(dates["msg4@example.org"].timestamp())  # type: ignore[union-attr]
+        high = int(dates["msg10@example.org"].timestamp())  # type: ignore[union-attr]
+        same_subject, same_patch = store.family_seqs(
+            subject_key="mm: fix 1", patch_id=patch_id, low=low, high=high
+        )
+        assert [ids[seq] for seq in same_subject] == [
+            f"msg{n}@example.org" for n in (10, 7, 4)
+        ]  # newest first, inside the window
+        assert sorted(ids[seq] for seq in same_patch) == sorted(
+            f"msg{n}@example.org" for n in (4, 6, 8, 10)
+        )  # the same diff as msg2's: every even message in the window
+        none, nothing = store.family_seqs(
+            subject_key="no such subject", patch_id=None, low=low, high=high
+        )
+        assert none == [] and nothing == []
 
 
 def test_a_held_snapshot_reads_the_store_as_it_was(tmp_path: Path, write_mbox) -> None:
@@ -230,7 +232,7 @@ def test_each_stored_patch_file_carries_the_weight_its_diff_has(tmp_path: Path) 
     ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
     checked = 0
     with Store(settings.store_path) as store:
-        for message in store.select("kind = 'patch'"):
+        for message in stored_where(store, "kind = 'patch'"):
             diff = store.diff(message.seq)
             assert diff is not None
             lines = diff_lines(diff)
@@ -320,7 +322,7 @@ def test_a_file_changed_by_two_diffs_of_one_mail_is_stored_once_with_both_counts
     with StoreWriter(path) as writer:
         writer.write_batch([item], source="t", token=None, now=NOW)
     with Store(path) as store:
-        (stored,) = store.select("kind = 'patch'")
+        (stored,) = stored_where(store, "kind = 'patch'")
         assert stored.files == ("mm/frob.c",)
         assert stored.file_lines == ((3, 2),)
         diff = store.diff(stored.seq)

@@ -18,7 +18,14 @@ from e2g.api import core as api_core
 from e2g.errors import ArchiveUnreadable
 from e2g.index.store import Store
 from e2g.ingest.pipeline import IngestReport
-from tests.conftest import BASE_DATE, mail, patch_body, store_rows
+from tests.conftest import (
+    BASE_DATE,
+    mail,
+    patch_body,
+    store_rows,
+    store_sql,
+    stored_where,
+)
 
 
 def _ingest(settings: config.Settings, *paths: Path, **kwargs: object) -> IngestReport:
@@ -28,9 +35,7 @@ def _ingest(settings: config.Settings, *paths: Path, **kwargs: object) -> Ingest
 def _counts(settings: config.Settings) -> tuple[int, ...]:
     with Store(settings.store_path) as store:
         counts = store.counts()
-        sightings = store.connection.execute(
-            "SELECT COUNT(*) FROM sightings"
-        ).fetchone()[0]
+        sightings = store_sql(store.path, "SELECT COUNT(*) FROM sightings")[0][0]
         return (
             counts.messages,
             counts.patches,
@@ -62,10 +67,7 @@ def test_reingest_after_checkpoint_loss_changes_no_counts(settings, write_mbox):
     _ingest(settings, archive)
     before = _counts(settings)
     with Store(settings.store_path) as store:
-        assert (
-            store.connection.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
-            == 1
-        )
+        assert store_sql(store.path, "SELECT COUNT(*) FROM checkpoints")[0][0] == 1
     # Forget the checkpoint: the whole archive is read again, and nothing doubles.
     connection = sqlite3.connect(settings.store_path)
     connection.execute("DELETE FROM checkpoints")
@@ -285,16 +287,16 @@ def test_patchwork_mails_ingest_with_expected_kinds(settings):
     # share their Message-IDs, so they are one message each with several sightings.
     assert (report.pulls, report.duplicates) == (9, 7)
     with Store(settings.store_path) as store:
-        pulls = store.select("kind = 'pull'")
+        pulls = stored_where(store, "kind = 'pull'")
         assert len(pulls) == 4
         assert all(m.pull_url for m in pulls)
-        renamed = store.connection.execute(
-            "SELECT COUNT(*) FROM files WHERE status = 'renamed'"
-        ).fetchone()[0]
+        renamed = store_sql(
+            store.path, "SELECT COUNT(*) FROM files WHERE status = 'renamed'"
+        )[0][0]
         assert renamed >= 4  # 0008 and 0009 rename two files each
-        binary = store.connection.execute(
-            "SELECT COUNT(*) FROM files WHERE binary = 1"
-        ).fetchone()[0]
+        binary = store_sql(store.path, "SELECT COUNT(*) FROM files WHERE binary = 1")[
+            0
+        ][0]
         assert binary >= 3  # 0025, 0026, 0027
 
 

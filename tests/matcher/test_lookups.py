@@ -12,7 +12,7 @@ from e2g import config
 from e2g.api.core import ingest, open_store
 from e2g.index.store import Store
 from e2g.matcher.candidates import FileMap, MessageCache, TouchingPatch
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, store_sql, stored_where
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,8 @@ def reference(
     if not unique:
         return []
     marks = ",".join("?" * len(unique))
-    rows = store.connection.execute(
+    rows = store_sql(
+        store.path,
         "SELECT f.seq, COUNT(*), m.date, m.author_email, m.patch_author_email "
         f"FROM files f JOIN messages m ON m.seq = f.seq WHERE f.path IN ({marks}) "
         "AND m.kind = 'patch' AND m.date BETWEEN ? AND ? GROUP BY f.seq ORDER BY f.seq",
@@ -47,20 +48,15 @@ def reference(
 
 def dates(store: Store) -> list[int]:
     """Patch dates and their neighbours: a window's edges matter most there."""
-    found = [
-        int(row[0]) for row in store.connection.execute("SELECT date FROM messages")
-    ]
+    found = [int(row[0]) for row in store_sql(store.path, "SELECT date FROM messages")]
     return sorted({date + step for date in found for step in (-1, 0, 1)})
 
 
 def facts(store: Store) -> tuple[list[str], int, int]:
     paths = [
-        str(row[0])
-        for row in store.connection.execute("SELECT DISTINCT path FROM files")
+        str(row[0]) for row in store_sql(store.path, "SELECT DISTINCT path FROM files")
     ]
-    low, high = store.connection.execute(
-        "SELECT MIN(date), MAX(date) FROM messages"
-    ).fetchone()
+    ((low, high),) = store_sql(store.path, "SELECT MIN(date), MAX(date) FROM messages")
     return [*paths, "no/such/file.c"], int(low), int(high)
 
 
@@ -100,16 +96,19 @@ PARTS = [
 
 
 @pytest.mark.parametrize("limit", [1, 3, 20_000])
-def test_message_cache_parts_equal_a_select_per_part(store: Store, limit: int) -> None:
+def test_message_cache_resolves_seq_lists_in_their_order(
+    store: Store, limit: int
+) -> None:
     messages = MessageCache(store, limit=limit)  # a tiny limit clears mid-answer
     for _ in range(2):  # the second time from the cache
-        found = messages.parts(PARTS)
-        assert found == [store.select(*part[:2], suffix=part[2]) for part in PARTS]
+        wanted = [stored_where(store, *part) for part in PARTS]
+        found = messages.resolve(*[[m.seq for m in part] for part in wanted])
+        assert found == wanted
     assert len(found[0]) == 7 and found[1] == [] and found[2]
 
 
 def test_message_cache_by_seqs_is_complete_when_it_clears(store: Store) -> None:
-    seqs = [int(row[0]) for row in store.connection.execute("SELECT seq FROM messages")]
+    seqs = [int(row[0]) for row in store_sql(store.path, "SELECT seq FROM messages")]
     messages = MessageCache(store, limit=len(seqs) - 1)
     assert set(messages.by_seqs(seqs[:-1])) == set(seqs[:-1])
     assert set(messages.by_seqs(seqs)) == set(seqs)  # full: cleared, all read again
