@@ -28,13 +28,12 @@ import git
 from e2g.errors import RepoError, UnknownCommit
 from e2g.mail.patch import (
     Lines,
-    compute_patch_id,
     diff_lines,
-    git_diff_patch_id,
     parse_diff,
     parse_diff_with_lines,
-    unquote_path,
 )
+from e2g.mail.patch_id import compute_patch_id, git_diff_patch_id
+from e2g.mail.paths import unquote_path
 from e2g.mail.subject import subject_key
 from e2g.mail.trailers import parse_trailers
 from e2g.model import (

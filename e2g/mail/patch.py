@@ -1,27 +1,26 @@
-"""The diff side of a mail or commit: find the diff, parse it, compute its patch-id.
+"""The diff side of a mail or commit: find the diff and parse it.
 
-This module owns three things, all pure functions on ``str``:
+This module owns two things, all pure functions on ``str``:
 
 - *Where the diff is* (`split_body`, `find_patch`): a line scanner that recognises git
   diffs, plain ``diff -u`` and ``--- a``/``+++ b`` diffs, CVS/SVN ``Index:`` diffs,
   renames, mode-only changes, new empty files and ``GIT binary patch`` blocks, and that
   ends a diff where its hunk lines stop (signature, list footer, trailing commentary).
   Quoted diffs in replies (``> +foo``) never start at column 0, so they are not diffs.
-- *What the diff changes* (`parse_diff`, `diff_lines`, `normalise_path`): files with
-  normalised paths, status, +/- counts, and the changed lines for the matcher.
-- *Its patch-id* (`compute_patch_id`): a line-for-line emulation of
-  ``git patch-id --stable`` as git 2.39 computes it, quirks included, so that ids of
-  mails and of commits (git.repo feeds ``git log -p --full-index`` text to the
-  same function) compare with each other and with git's own output.
+- *What the diff changes* (`parse_diff`, `diff_lines`): files with status, +/- counts,
+  the changed lines and each file's weight for the matcher.
+
+How a header names a file is `e2g.mail.paths`; the patch-id is `e2g.mail.patch_id`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from e2g.mail import paths
+from e2g.mail.patch_id import compute_patch_id
 from e2g.model import (
     MAX_BODY,
     MAX_DIFF,
@@ -32,11 +31,7 @@ from e2g.model import (
     lines_weight,
 )
 
-# Stored next to each id: git's own output changed in 2.36, 2.39 and 2.47.
-PATCH_ID_ALGORITHM = "git-2.39-stable"
-
 MAX_SCAN = MAX_DIFF + MAX_BODY  # characters of one text part that we look at
-MAX_PATH = 4096
 MAX_HEADER_LINES = 24  # lines between a file's first header line and its hunks
 MAX_SEGMENTS = 1000  # separate diff runs in one text
 MAX_PARTS = 64  # text parts of one message that may carry diffs
@@ -72,437 +67,7 @@ _DIFFSTAT = re.compile(
     r")\s*"
 )
 _FOOTER = re.compile(r"_{10,}\s*")
-_VERSIONED_DIR = re.compile(
-    r"[A-Za-z][\w+]*(?:[-_][A-Za-z]\w*)*[-_]v?\d+(?:\.\d+)+[\w.+~-]*"
-)
-_BACKUP_DIR = re.compile(r"[\w+.-]*\w[._-](?:orig|old|new|vanilla|pristine|patched)")
-_PATH_SUFFIX = re.compile(
-    r"\s+(?:\((?:revision \d+|working copy|nonexistent)\)"
-    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?: ?[+-]\d{4})?)\s*$"
-)
 _EPOCH = re.compile(r"\t(?:1970-01-01|1969-12-31|Thu Jan  1 )")
-_C_ESCAPES = {
-    "a": 7,
-    "b": 8,
-    "t": 9,
-    "n": 10,
-    "v": 11,
-    "f": 12,
-    "r": 13,
-    '"': 34,
-    "\\": 92,
-}
-
-
-# --- paths ----------------------------------------------------------------------------
-
-
-def normalise_path(path: str) -> str:
-    """Return the repository-relative form of a path from a diff header.
-
-    Unquotes git's C-style quoted paths, strips ``a/``/``b/`` and ``./`` prefixes and an
-    old-style tree directory (``linux-2.6.10/``, ``linux.orig/``); ``/dev/null`` stays.
-    The result is a fixed point, so the function is idempotent.
-    """
-    current = path[:MAX_PATH]
-    # Each step makes the path shorter, so this ends within len(current) steps.
-    for _ in range(len(current) + 1):
-        shorter = _normalise_step(current)
-        if shorter == current:
-            break
-        current = shorter
-    return current
-
-
-def unquote_path(name: str) -> str:
-    """A path as git prints it outside a diff (`--numstat`, `--name-only`): C-quoted
-    when it holds unusual bytes, never with an ``a/``/``b/`` prefix."""
-    name = name[:MAX_PATH]
-    if len(name) >= 2 and name[0] == '"' and name[-1] == '"':
-        return _unquote(name[1:-1])
-    return name
-
-
-def _normalise_step(path: str) -> str:
-    stripped = path.strip()
-    if stripped != path or stripped == "/dev/null":
-        return stripped
-    if len(path) >= 2 and path[0] == '"' and path[-1] == '"':
-        return _unquote(path[1:-1])
-    if path.startswith(("a/", "b/", "./")):
-        return path[2:]
-    top, slash, rest = path.partition("/")
-    if slash and rest and looks_like_tree_dir(top):
-        return rest
-    return path
-
-
-def looks_like_tree_dir(name: str) -> bool:
-    """True for a top directory of an unpacked tree: linux-2.6.10, linux.orig, foo-new."""
-    return bool(_VERSIONED_DIR.fullmatch(name) or _BACKUP_DIR.fullmatch(name))
-
-
-def _unquote(quoted: str) -> str:
-    """Undo git's C-style quoting; octal escapes are UTF-8 bytes."""
-    if "\\" not in quoted:
-        return quoted
-    data = bytearray()
-    index = 0
-    while index < len(quoted):
-        char = quoted[index]
-        following = quoted[index + 1 : index + 2]
-        if char != "\\" or not following:
-            data += char.encode("utf-8", "surrogatepass")
-            index += 1
-        elif following in _C_ESCAPES:
-            data.append(_C_ESCAPES[following])
-            index += 2
-        elif re.fullmatch(r"[0-3][0-7]{2}", quoted[index + 1 : index + 4]):
-            data.append(int(quoted[index + 1 : index + 4], 8))
-            index += 4
-        else:
-            data += following.encode("utf-8", "surrogatepass")
-            index += 2
-    return data.decode("utf-8", "replace")
-
-
-def _side_path(text: str) -> str:
-    """The path on a ``--- ``/``+++ `` line: without timestamps or svn revisions."""
-    if text.startswith('"'):
-        end = _closing_quote(text)
-        if end > 0:
-            return text[: end + 1]
-    path = text.split("\t", 1)[0]
-    return _PATH_SUFFIX.sub("", path).rstrip()
-
-
-def _closing_quote(text: str) -> int:
-    index = 1
-    while index < len(text):
-        if text[index] == "\\":
-            index += 2
-            continue
-        if text[index] == '"':
-            return index
-        index += 1
-    return -1
-
-
-def _git_header_paths(rest: str) -> tuple[str, str] | None:
-    """Split the names on a ``diff --git`` line (quoted, or two equal names)."""
-    if rest.startswith('"'):
-        end = _closing_quote(rest)
-        if end > 0 and rest[end + 1 : end + 2] == " ":
-            return rest[: end + 1], rest[end + 2 :]
-        return None
-    if rest.endswith('"'):
-        start = rest.rfind(' "')
-        if start > 0:
-            return rest[:start], rest[start + 1 :]
-    # Without a rename both names are equal after their first component.
-    middle = len(rest) // 2
-    if rest[middle : middle + 1] == " ":
-        old, new = rest[:middle], rest[middle + 1 :]
-        if old.partition("/")[2] == new.partition("/")[2] or old == new:
-            return old, new
-    for separator in (" b/", " "):
-        position = rest.find(separator)
-        if position > 0:
-            return rest[:position], rest[position + 1 :]
-    return None
-
-
-def _pair_paths(
-    old: str | None, new: str | None, git: bool
-) -> tuple[str | None, str | None]:
-    """Normalise both sides; in non-git diffs drop the tree directories first (-p1)."""
-    if old is not None and new is not None and not git and _tree_pair(old, new):
-        old, new = old.partition("/")[2], new.partition("/")[2]
-    return (
-        None if old is None else normalise_path(old),
-        None if new is None else normalise_path(new),
-    )
-
-
-def _tree_pair(old: str, new: str) -> bool:
-    """A diff of two unpacked trees: linux-2.6.10/x vs linux/x, or linux/x.orig vs linux/x."""
-    if "/dev/null" in (old, new):
-        return False
-    old_top, old_slash, old_rest = old.partition("/")
-    new_top, new_slash, new_rest = new.partition("/")
-    if not (old_slash and new_slash and old_rest and new_rest):
-        return False
-    if old_top != new_top:
-        return old_rest == new_rest
-    return old_top == "linux"  # a kernel tree has no top-level linux/ directory
-
-
-# --- patch-id -------------------------------------------------------------------------
-
-_WHITESPACE = b" \t\n\r"  # git's isspace(): not \v or \f
-_ALPHA = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_NEXT_PATCH = re.compile(rb"(?:commit |From )?[0-9a-fA-F]{40}")
-_HUNK_MARKERS = frozenset(b"+- ")
-_DIGITS = re.compile(rb"[0-9]*")
-_ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
-
-
-def compute_patch_id(diff: str) -> str | None:
-    """Return ``git patch-id --stable`` (git 2.39) of `diff`, or None where git prints none.
-
-    git prints no id when the text has no ``diff `` line. A line of 40 hex digits (after
-    ``commit ``/``From ``) starts a new patch in git: before the first diff it is
-    skipped, after it the patch ends there. Header-only diffs (renames, mode changes)
-    get an id, as in git.
-    """
-    try:
-        data = diff.encode("utf-8")
-    except UnicodeEncodeError:
-        data = diff.encode(
-            "utf-8", "surrogateescape" if _escapable(diff) else "replace"
-        )
-    return _PatchIdReader().read(data)
-
-
-# Lines git's patch-id does not hash, in a diff git printed: blob ids, hunk headers,
-# "\ No newline at end of file". In such a diff no hunk line starts like these.
-_UNHASHED_LINE = re.compile(rb"^(?:index |@@ |\\).*\n?", re.MULTILINE)
-_GIT_FILE_START = b"diff --git "
-
-
-def git_diff_patch_id(data: bytes) -> str | None:
-    """compute_patch_id() of a commit's diff as `git log -p` printed it, file by file
-    with bytes operations instead of line by line; None for what this shortcut does
-    not cover (binary files, NUL bytes, anything not shaped like git's own output),
-    which the caller then gives to compute_patch_id().
-
-    In git's output every file starts with ``diff --git``, every line up to the
-    first blank one belongs to the patch, and the lines git skips are recognisable
-    by their start alone; what remains is hashed without whitespace, one SHA-1 per
-    file, summed (the ``--stable`` rule).
-    """
-    body = data.rstrip(b"\n")
-    if (
-        not body.startswith(_GIT_FILE_START)
-        or b"\n\n" in body
-        or b"\0" in body
-        or b"\nBinary files " in body
-        or b"\nGIT binary patch" in body
-    ):
-        return None
-    total = 0
-    pending: list[bytes] = []
-    for number, section in enumerate(body.split(b"\n" + _GIT_FILE_START)):
-        text = section if number == 0 else _GIT_FILE_START + section
-        pending.append(_UNHASHED_LINE.sub(b"", text + b"\n"))
-        # git ends a file's hash at the next "diff " only after hunks: the header of
-        # a file without any (a pure rename, a mode change) goes into the next one's.
-        if b"\n--- " in text:
-            total += _file_sum(pending)
-            pending = []
-    if pending:
-        total += _file_sum(pending)
-    return (total % (1 << 160)).to_bytes(20, "little").hex()
-
-
-def _file_sum(texts: list[bytes]) -> int:
-    hashed = b"".join(texts).translate(None, _WHITESPACE)
-    return int.from_bytes(hashlib.sha1(hashed).digest(), "little")
-
-
-def _escapable(text: str) -> bool:
-    try:
-        text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _c_lines(data: bytes) -> Iterator[tuple[bytes, int]]:
-    """Yield (line without newline, 1 if it had one): git reads C strings, cut at NUL."""
-    lines = data.split(b"\n")
-    last = lines.pop()
-    has_nul = b"\0" in data
-    for line in lines:
-        yield (line.split(b"\0", 1)[0], 0) if has_nul and b"\0" in line else (line, 1)
-    if last:
-        yield last.split(b"\0", 1)[0], 0
-
-
-def _lf_lines(data: bytes) -> list[tuple[bytes, int]]:
-    """_c_lines() of text without NUL bytes, as one list (the common, faster case)."""
-    lines = data.split(b"\n")
-    last = lines.pop()
-    pairs = [(line, 1) for line in lines]
-    if last:
-        pairs.append((last, 0))
-    return pairs
-
-
-@dataclass(slots=True)
-class _PatchIdReader:
-    """git 2.39 builtin/patch-id.c get_one_patchid() with stable=1, as a state machine."""
-
-    before: int = -1
-    after: int = -1
-    binary: bool = False
-    seen_diff: bool = False
-    result: int = 0
-    old_id: bytes = b""
-    new_id: bytes = b""
-    pending: list[bytes | _Raw] = field(
-        default_factory=list
-    )  # hashed once whitespace is gone
-
-    def read(self, data: bytes) -> str | None:  # noqa: C901 - hunk lines inlined for speed
-        pending = self.pending
-        for line, newline in _c_lines(data) if b"\0" in data else _lf_lines(data):
-            first = line[0] if line else -1
-            # Inside a hunk body, the common case, without the general checks.
-            if (self.before > 0 or self.after > 0) and not self.binary:
-                if first == 0x2D:  # "-"
-                    self.before -= 1
-                    pending.append(line)
-                    continue
-                if first == 0x2B:  # "+"
-                    self.after -= 1
-                    pending.append(line)
-                    continue
-                if first == 0x20:  # " "
-                    self.before -= 1
-                    self.after -= 1
-                    pending.append(line)
-                    continue
-            if first not in _HUNK_MARKERS:
-                if (
-                    first == 0x5C
-                    and line.startswith(b"\\ ")
-                    and len(line) + newline > 12
-                ):
-                    continue  # "\ No newline at end of file"
-                if _NEXT_PATCH.match(line):
-                    if self.seen_diff:
-                        break
-                    continue
-            if not self.seen_diff and not line.startswith(b"diff "):
-                continue  # the commit message, and the "---" + diffstat of a mail
-            if not self._line(line, newline):
-                break
-        self._flush()
-        if not self.seen_diff:
-            return None
-        return self.result.to_bytes(20, "little").hex()
-
-    def _line(self, line: bytes, newline: int) -> bool:  # noqa: C901 - one state machine, as in git
-        """Handle one line after the prefix checks; False ends the patch."""
-        if self.before == -1:
-            if line.startswith((b"GIT binary patch", b"Binary files")):
-                self.binary = True
-                self.before = 0
-                self.pending.append(_Raw(self.old_id + self.new_id))
-                self._flush()
-                return True
-            if line.startswith(b"index "):
-                self._remember_ids(line, newline)
-                return True
-            if line.startswith(b"--- "):
-                self.before = self.after = 1
-            elif not line or line[0] not in _ALPHA:
-                return False
-        if self.binary:
-            if line.startswith(b"diff "):
-                self.binary = False
-                self.before = -1
-            return True
-        if self.before == 0 and self.after == 0:
-            if line.startswith(b"@@ -"):
-                self.before, self.after = _scan_hunk_header(
-                    line + b"\n" * newline, self.before, self.after
-                )
-                return True
-            if not line.startswith(b"diff "):
-                return False
-            self._flush()
-            self.before = self.after = -1
-        first = line[:1]
-        if first == b"-" or first == b" ":
-            self.before -= 1
-        if first == b"+" or first == b" ":
-            self.after -= 1
-        self.pending.append(line)
-        self.seen_diff = True
-        return True
-
-    def _remember_ids(self, line: bytes, newline: int) -> None:
-        """``index a..b mode``: keep a and b (hashed for binary files), as git cuts them."""
-        dots = line.find(b"..")
-        if dots < 0:
-            return
-        space = line.find(b" ", dots)
-        end = space if space >= 0 else len(line) + newline - 1
-        self.old_id = line[6:dots][:64]
-        self.new_id = line[dots + 2 : end][:64]
-
-    def _flush(self) -> None:
-        """Finish one file's SHA-1 and add it as a 160-bit little-endian number."""
-        sha = hashlib.sha1()
-        text: list[bytes] = []
-        for piece in self.pending:
-            if isinstance(piece, _Raw):
-                sha.update(b"".join(text).translate(None, _WHITESPACE))
-                sha.update(piece.data)
-                text = []
-            else:
-                text.append(piece)
-        sha.update(b"".join(text).translate(None, _WHITESPACE))
-        self.pending.clear()
-        self.result = (self.result + int.from_bytes(sha.digest(), "little")) % (
-            1 << 160
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Raw:
-    """Bytes git hashes as they are (the blob ids of a binary file)."""
-
-    data: bytes
-
-
-def _scan_hunk_header(line: bytes, before: int, after: int) -> tuple[int, int]:
-    """git's scan_hunk_header(): counts after ``@@ -``; may set one and fail on the other."""
-    position = 4
-    digits = _digit_run(line, position)
-    if line[position + digits : position + digits + 1] == b",":
-        position += digits + 1
-        before = _atoi(line, position)
-        digits = _digit_run(line, position)
-    else:
-        before = 1
-    if digits == 0 or line[position + digits : position + digits + 2] != b" +":
-        return before, after
-    position += digits + 2
-    digits = _digit_run(line, position)
-    if line[position + digits : position + digits + 1] == b",":
-        position += digits + 1
-        after = _atoi(line, position)
-    else:
-        after = 1
-    return before, after
-
-
-def _digit_run(line: bytes, position: int) -> int:
-    match = _DIGITS.match(line, position)
-    return match.end() - position if match else 0
-
-
-def _atoi(line: bytes, position: int) -> int:
-    """C atoi() as glibc does it: strtol clamped to long, then cut to a 32-bit int."""
-    match = _ATOI.match(line, position)
-    if not match:
-        return 0
-    value = max(-(1 << 63), min((1 << 63) - 1, int(match.group(1))))
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 # --- the diff scanner -----------------------------------------------------------------
@@ -585,7 +150,7 @@ def _read_header(lines: list[str], start: int) -> tuple[_FileRecord, int] | None
 
 def _read_git_header(lines: list[str], start: int) -> tuple[_FileRecord, int] | None:
     record = _FileRecord(git=True, header=lines[start])
-    names = _git_header_paths(lines[start][len("diff --git ") :])
+    names = paths.git_header_paths(lines[start][len("diff --git ") :])
     if names is not None:
         record.old_path, record.new_path = names
     index = start + 1
@@ -653,8 +218,8 @@ def _read_unified_pair(
     following = lines[index + 2] if index + 2 < len(lines) else ""
     if not record.git and not (following.startswith("@@ -") and _HUNK.match(following)):
         return None
-    old = _side_path(lines[index][4:])
-    new = _side_path(lines[index + 1][4:])
+    old = paths.side_path(lines[index][4:])
+    new = paths.side_path(lines[index + 1][4:])
     if record.status not in (FileStatus.RENAMED, FileStatus.COPIED):
         record.old_path, record.new_path = old, new
     if not record.git and _EPOCH.search(lines[index]):
@@ -859,7 +424,7 @@ def _parse_diff(
 
 
 def _file_change(record: _FileRecord) -> FileChange | None:
-    old, new = _pair_paths(record.old_path, record.new_path, record.git)
+    old, new = paths.pair_paths(record.old_path, record.new_path, record.git)
     status = record.status
     if status is FileStatus.MODIFIED and (old == "/dev/null" or record.created):
         status = FileStatus.ADDED

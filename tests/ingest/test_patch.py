@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from e2g.mail.patch import (
-    compute_patch_id,
     diff_lines,
     find_patch,
-    normalise_path,
     parse_diff,
     split_body,
 )
+from e2g.mail.patch_id import compute_patch_id
+from e2g.mail.paths import normalise_path
 from e2g.model import FileStatus
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"

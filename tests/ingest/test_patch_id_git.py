@@ -20,12 +20,11 @@ from pathlib import Path
 import pytest
 
 from e2g.mail.patch import (
-    compute_patch_id,
     find_patch,
-    git_diff_patch_id,
     parse_diff,
     split_body,
 )
+from e2g.mail.patch_id import compute_patch_id, git_diff_patch_id
 from e2g.model import FileStatus
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
