@@ -18,7 +18,9 @@ from typing import Any
 
 from e2g.index.compression import Codec
 from e2g.index.db import connect, read_meta
-from e2g.model import Trailer
+from e2g.model import DateSource, Kind, StoredMessage, Trailer
+
+__all__ = ["Store", "StoreCounts", "StoredMessage", "SubjectLookup", "from_epoch"]
 
 MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
@@ -26,50 +28,6 @@ MESSAGE_COLUMNS = (
     "date_raw, date_source, received_at, parent_id, thread_root, kind, body, pull_url, "
     "pull_ref, patch_id, added, removed, series_id, list_id"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    seq: int
-    message_id: str
-    synthetic: bool
-    subject: str
-    title: str
-    subject_key: str
-    version: int
-    part: int | None
-    total: int | None
-    rfc: bool
-    resend: bool
-    author_name: str
-    author_email: str
-    patch_author_name: str | None
-    patch_author_email: str | None
-    date: datetime | None
-    date_raw: str
-    date_source: str
-    received_at: datetime | None
-    parent_id: str | None
-    thread_root: str
-    kind: str
-    body: str
-    pull_url: str | None
-    pull_ref: str | None
-    patch_id: str | None
-    added: int
-    removed: int
-    series_id: int | None
-    list_id: str | None
-    lists: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    # Per file of `files`: its (added, removed) line counts as the diff gives them.
-    file_lines: tuple[tuple[int, int], ...] = ()
-    # Per file of `files`: its line weight (model.lines_weight); None when unknown.
-    file_weights: tuple[float | None, ...] = ()
-
-    @property
-    def date_corrected(self) -> bool:
-        return self.date_source != "header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +91,11 @@ def stored_diff(connection: sqlite3.Connection, codec: Codec, seq: int) -> str |
     return codec.decompress(bytes(row[1]), row[0]).decode("utf-8", "replace")
 
 
+# Row values to enum members without Enum's call machinery (once per row read).
+_KINDS = {kind.value: kind for kind in Kind}
+_DATE_SOURCES = {source.value: source for source in DateSource}
+
+
 def _message(
     row: Sequence[Any],
     lists: tuple[str, ...],
@@ -188,11 +151,11 @@ def _message(
         patch_author_email=patch_author_email,
         date=from_epoch(date),
         date_raw=str(date_raw),
-        date_source=str(date_source),
+        date_source=_DATE_SOURCES.get(str(date_source), DateSource.NONE),
         received_at=from_epoch(received_at),
         parent_id=parent_id,
         thread_root=str(thread_root),
-        kind=str(kind),
+        kind=_KINDS.get(str(kind), Kind.OTHER),
         body=str(body),
         pull_url=pull_url,
         pull_ref=pull_ref,

@@ -1,6 +1,6 @@
 """Candidate mails for one commit, one query per signal, all over indexed store columns.
 
-Each stage proposes messages and says why (its name goes into CandidateInfo.sources);
+Each stage proposes messages and says why (its name goes into Candidate.sources);
 scoring decides. Stages (DESIGN.md, "The matching cascade"): trailer, patch-id, author
 timestamp, subject key, author map, file map. The author and file maps are bounded and
 limited to the date window, nearest first, so a prolific author or a hot file cannot
@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 from typing import Generic, NamedTuple, TypeVar
 
 from e2g.index.store import Store, StoredMessage, SubjectLookup
-from e2g.matcher.scoring import CandidateInfo
 from e2g.model import Commit
 
 LinesByFile = Mapping[str, tuple[list[str], list[str]]]
@@ -270,20 +269,3 @@ def _trailer_candidates(store: Store, linked: Sequence[str], pool: Pool) -> None
     for message in named:
         if message.kind != "patch":
             pool.add(store.thread_patches(message.thread_root, limit=200), "thread")
-
-
-def candidate_info(message: StoredMessage, sources: set[str]) -> CandidateInfo:
-    return CandidateInfo(
-        message_id=message.message_id,
-        subject_key=message.subject_key,
-        author_name=message.patch_author_name or message.author_name,
-        author_email=message.patch_author_email or message.author_email,
-        date=message.date,
-        files=message.files,
-        patch_id=message.patch_id,
-        kind=message.kind,
-        version=message.version,
-        sources=frozenset(sources),
-        file_lines=message.file_lines,
-        file_weights=message.file_weights,
-    )

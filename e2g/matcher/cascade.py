@@ -24,7 +24,6 @@ from e2g.matcher.candidates import (
     Memo,
     MessageCache,
     Pool,
-    candidate_info,
 )
 from e2g.matcher.postings import (
     UrlFor,
@@ -36,7 +35,7 @@ from e2g.matcher.postings import (
 )
 from e2g.matcher.scoring import (
     ACCEPT_THRESHOLD,
-    CandidateInfo,
+    Candidate,
     Early,
     Score,
     early_signals,
@@ -96,10 +95,10 @@ class Matcher:
         commit = request.commit
         paths = commit.patch.paths
         # Hopeless candidates only ever show as the best rejected ones: keep those.
-        hopeless: list[tuple[float, int, StoredMessage, CandidateInfo, Early]] = []
+        hopeless: list[tuple[float, int, StoredMessage, Candidate, Early]] = []
         for order, (message_id, message) in enumerate(pool.messages.items()):
             sources = pool.sources[message_id]
-            info = candidate_info(message, sources)
+            info = Candidate(message, frozenset(sources))
             early = early_signals(commit, info)
             if not early.shared_files and _disjoint(paths, message, sources):
                 # No file in common and no trailer naming it: the diff similarity is 0

@@ -24,7 +24,7 @@ from e2g.model import Address, Commit, Evidence, Posting
 UrlFor = Callable[[str, str | None], str]
 
 
-@dataclass(slots=True)  # not frozen: see scoring.CandidateInfo
+@dataclass(slots=True)  # not frozen: see scoring.Candidate
 class Verdict:
     message: StoredMessage
     score: Score

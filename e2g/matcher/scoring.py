@@ -35,7 +35,7 @@ from e2g.matcher.similarity import (
     similarity_bound_from_counts,
     subject_similarity,
 )
-from e2g.model import MAX_FILES, Address, Commit, Evidence
+from e2g.model import MAX_FILES, Address, Commit, Evidence, StoredMessage
 
 WEIGHTS = {"diff": 0.50, "subject": 0.25, "author": 0.15, "files": 0.10}
 ACCEPT_THRESHOLD = 0.60
@@ -79,28 +79,15 @@ _KIND_NOUNS = {
 # makes it about 3 times slower to build, and a match run builds these some 20,000
 # times. Nothing changes them after they are built.
 @dataclass(slots=True)
-class CandidateInfo:
-    """What the matcher knows about one mail candidate (built from the store)."""
+class Candidate:
+    """A stored message the cascade proposes for a commit, and the stages that
+    proposed it ("trailer", "patch-id", "author-date", "subject", "author", "files")."""
 
-    message_id: str
-    subject_key: str
-    author_name: str
-    author_email: str
-    date: datetime | None
-    files: tuple[str, ...]
-    patch_id: str | None
-    kind: str  # a model.Kind value: "patch", "cover", "pull", "reply", "other"
-    version: int
-    # Cascade stages that proposed it: "trailer", "patch-id", "author-date",
-    # "subject", "author", "files".
+    message: StoredMessage
     sources: frozenset[str]
-    # Per file of `files`: its (added, removed) line counts; () when unknown.
-    file_lines: tuple[tuple[int, int], ...] = ()
-    # Per file of `files`: its line weight (model.lines_weight); None when unknown.
-    file_weights: tuple[float | None, ...] = ()
 
 
-@dataclass(slots=True)  # not frozen: see CandidateInfo
+@dataclass(slots=True)  # not frozen: see Candidate
 class Score:
     """The verdict on one candidate; reason says why it was rejected ("" if not)."""
 
@@ -111,7 +98,7 @@ class Score:
     reason: str
 
 
-@dataclass(slots=True)  # not frozen: see CandidateInfo
+@dataclass(slots=True)  # not frozen: see Candidate
 class _Signals:
     subject: float
     author: float | None  # None: the sender was rewritten, so unknown
@@ -125,7 +112,7 @@ class _Signals:
 
 def score_candidate(  # noqa: PLR0913 - all keyword-only
     commit: Commit,
-    candidate: CandidateInfo,
+    candidate: Candidate,
     *,
     commit_lines: LinesByFile,
     mail_lines: LinesByFile | None | Callable[[], LinesByFile | None],
@@ -172,7 +159,7 @@ def score_candidate(  # noqa: PLR0913 - all keyword-only
     )
 
 
-@dataclass(slots=True)  # not frozen: see CandidateInfo
+@dataclass(slots=True)  # not frozen: see Candidate
 class Early:
     """The signals known before a candidate's diff is read."""
 
@@ -188,15 +175,17 @@ class Early:
 
 
 def early_signals(
-    commit: Commit, candidate: CandidateInfo, *, threshold: float = ACCEPT_THRESHOLD
+    commit: Commit, candidate: Candidate, *, threshold: float = ACCEPT_THRESHOLD
 ) -> Early:
     author, author_detail = author_similarity(
-        commit.author, name=candidate.author_name, email=candidate.author_email
+        commit.author,
+        name=candidate.message.credited_name,
+        email=candidate.message.credited_email,
     )
     paths = commit.patch.paths
-    pairs, _, _ = pair_files(paths, candidate.files)
-    union = len(paths) + len(candidate.files) - len(pairs)
-    subject = subject_similarity(commit.subject_key, candidate.subject_key)
+    pairs, _, _ = pair_files(paths, candidate.message.files)
+    union = len(paths) + len(candidate.message.files) - len(pairs)
+    subject = subject_similarity(commit.subject_key, candidate.message.subject_key)
     files = len(pairs) / union if union else 0.0
     date_factor = _date_factor(commit, candidate)
     return Early(
@@ -214,7 +203,7 @@ def early_signals(
 
 def _best_total(  # noqa: PLR0913
     commit: Commit,
-    candidate: CandidateInfo,
+    candidate: Candidate,
     subject: float,
     author: float | None,
     files: float,
@@ -224,10 +213,16 @@ def _best_total(  # noqa: PLR0913
     """The weighted mean with an equal diff, when even that stays below `threshold`
     and no exact key (trailer, patch-id, author date) or the no-diff rule applies."""
     if (
-        candidate.kind != PATCH_KIND
+        candidate.message.kind != PATCH_KIND
         or "trailer" in candidate.sources
-        or (candidate.patch_id and candidate.patch_id == commit.patch.patch_id)
-        or (candidate.date is not None and candidate.date == commit.author_date)
+        or (
+            candidate.message.patch_id
+            and candidate.message.patch_id == commit.patch.patch_id
+        )
+        or (
+            candidate.message.date is not None
+            and candidate.message.date == commit.author_date
+        )
         or min(subject, author or 0.0) >= NO_DIFF_MIN_SIGNAL
         or _diff_needed(subject, author, files, date_factor, threshold) <= 1.0
     ):
@@ -237,7 +232,7 @@ def _best_total(  # noqa: PLR0913
 
 
 def hopeless(
-    commit: Commit, candidate: CandidateInfo, *, threshold: float = ACCEPT_THRESHOLD
+    commit: Commit, candidate: Candidate, *, threshold: float = ACCEPT_THRESHOLD
 ) -> Score | None:
     """A rejection decided before the candidate's diff is read, or None.
 
@@ -253,7 +248,7 @@ def hopeless(
 
 
 def hopeless_score(
-    commit: Commit, candidate: CandidateInfo, early: Early, *, threshold: float
+    commit: Commit, candidate: Candidate, early: Early, *, threshold: float
 ) -> Score:
     """The rejection of a candidate whose early signals have a best_total."""
     total = early.best_total or 0.0
@@ -305,7 +300,7 @@ def normalise_name(name: str) -> str:
 
 
 def _bound_from_counts(
-    candidate: CandidateInfo,
+    candidate: Candidate,
     early: Early,
     commit_lines: LinesByFile,
     threshold: float,
@@ -320,13 +315,16 @@ def _bound_from_counts(
     if (
         max(early.subject, early.author or 0.0) >= STRONG_SIGNAL
         or "trailer" in candidate.sources
-        or not candidate.file_lines
-        or len(candidate.files) >= MAX_FILES
-        or not any(added or removed for added, removed in candidate.file_lines)
+        or not candidate.message.file_lines
+        or len(candidate.message.files) >= MAX_FILES
+        or not any(added or removed for added, removed in candidate.message.file_lines)
     ):
         return None
     bound = similarity_bound_from_counts(
-        commit_lines, candidate.files, candidate.file_lines, candidate.file_weights
+        commit_lines,
+        candidate.message.files,
+        candidate.message.file_lines,
+        candidate.message.file_weights,
     )
     if bound is None or bound >= _needed_diff(candidate, early, threshold):
         return None
@@ -334,7 +332,7 @@ def _bound_from_counts(
 
 
 def _measure(
-    candidate: CandidateInfo,
+    candidate: Candidate,
     early: Early,
     *,
     commit_lines: LinesByFile,
@@ -386,7 +384,7 @@ def _signals(early: Early, *, diff: float | None, diff_exact: bool) -> _Signals:
     )
 
 
-def _needed_diff(candidate: CandidateInfo, early: Early, threshold: float) -> float:
+def _needed_diff(candidate: Candidate, early: Early, threshold: float) -> float:
     """The diff similarity below which every verdict is the same rejection."""
     needed = max(
         MIN_DIFF_AGREEMENT,
@@ -423,11 +421,12 @@ def _diff_needed(
 
 
 def _score_exact(
-    commit: Commit, candidate: CandidateInfo, *, signals: _Signals, late: str
+    commit: Commit, candidate: Candidate, *, signals: _Signals, late: str
 ) -> Score | None:
     """Trailer, patch-id and author-date verdicts; None when none of them applies."""
     same_patch_id = (
-        bool(candidate.patch_id) and candidate.patch_id == commit.patch.patch_id
+        bool(candidate.message.patch_id)
+        and candidate.message.patch_id == commit.patch.patch_id
     )
     if "trailer" in candidate.sources:
         trailer = _score_trailer(
@@ -439,14 +438,18 @@ def _score_exact(
         return None
     if same_patch_id:
         timely = (
-            candidate.date is None or candidate.date <= commit.commit_date + LATE_SLACK
+            candidate.message.date is None
+            or candidate.message.date <= commit.commit_date + LATE_SLACK
         )
         return _certain(
             1.0 if timely else LATE_EXACT_SCORE,
             "patch-id",
-            f"patch-id equal {candidate.patch_id}",
+            f"patch-id equal {candidate.message.patch_id}",
         )
-    same_date = candidate.date is not None and candidate.date == commit.author_date
+    same_date = (
+        candidate.message.date is not None
+        and candidate.message.date == commit.author_date
+    )
     same_author = (signals.author or 0.0) >= STRONG_SIGNAL
     if same_date and (same_author or signals.shared_files):
         detail = f"author date equal {commit.author_date.isoformat()}"
@@ -455,16 +458,18 @@ def _score_exact(
 
 
 def _score_trailer(
-    candidate: CandidateInfo, *, signals: _Signals, same_patch_id: bool
+    candidate: Candidate, *, signals: _Signals, same_patch_id: bool
 ) -> Score | None:
     """A Link:/Message-Id: names it: certain if it carries this patch.
 
     A cover letter, report or reply named by a trailer is the discussion, not the
     posting. A named patch whose content differs is scored like any other.
     """
-    named = Evidence("trailer", f"commit trailer names <{candidate.message_id}>", 1.0)
-    if candidate.kind != PATCH_KIND:
-        what = _KIND_NOUNS.get(candidate.kind, "a message without a patch")
+    named = Evidence(
+        "trailer", f"commit trailer names <{candidate.message.message_id}>", 1.0
+    )
+    if candidate.message.kind != PATCH_KIND:
+        what = _KIND_NOUNS.get(candidate.message.kind, "a message without a patch")
         reason = f"trailer points at {what}, not the patch"
         return Score(0.0, "trailer", False, (named,), reason)
     if same_patch_id:
@@ -488,7 +493,7 @@ def _score_trailer(
 
 def _score_fuzzy(
     commit: Commit,
-    candidate: CandidateInfo,
+    candidate: Candidate,
     *,
     signals: _Signals,
     veto: str,
@@ -536,7 +541,7 @@ def _weighted_mean(
 
 
 def _fuzzy_evidence(
-    candidate: CandidateInfo, signals: _Signals, *, weight_sum: float
+    candidate: Candidate, signals: _Signals, *, weight_sum: float
 ) -> list[Evidence]:
     def share(name: str, value: float) -> float:
         return round(WEIGHTS[name] * value / weight_sum, 4)
@@ -554,7 +559,7 @@ def _fuzzy_evidence(
         )
     else:
         evidence.append(Evidence("author", signals.author_detail, 0.0))
-    files = f"files {signals.shared_files}/{len(candidate.files)} shared (jaccard {signals.files:.2f})"
+    files = f"files {signals.shared_files}/{len(candidate.message.files)} shared (jaccard {signals.files:.2f})"
     evidence.append(Evidence("files", files, share("files", signals.files)))
     if signals.diff is not None:
         detail = f"diff {_diff_text(signals)} over {signals.shared_files} files"
@@ -573,12 +578,10 @@ def _fuzzy_method(subject: float, author: float | None) -> str:
     return "files"
 
 
-def _veto(
-    candidate: CandidateInfo, signals: _Signals, *, commit_lines: LinesByFile
-) -> str:
+def _veto(candidate: Candidate, signals: _Signals, *, commit_lines: LinesByFile) -> str:
     """Why a fuzzy candidate cannot be the posting whatever its score, or ""."""
-    if candidate.kind != PATCH_KIND:
-        return f"a {candidate.kind} message, not a patch"
+    if candidate.message.kind != PATCH_KIND:
+        return f"a {candidate.message.kind} message, not a patch"
     if signals.diff is None:
         author = signals.author or 0.0
         if min(signals.subject, author) < NO_DIFF_MIN_SIGNAL:
@@ -593,7 +596,7 @@ def _veto(
 
 
 def _posted_what_was_committed(
-    commit: Commit, candidate: CandidateInfo, signals: _Signals
+    commit: Commit, candidate: Candidate, signals: _Signals
 ) -> bool:
     """A maintainer may commit first and post for review after (days later).
 
@@ -601,11 +604,14 @@ def _posted_what_was_committed(
     same patch-id, or subject, author and diff all near-equal.
     """
     if (
-        candidate.date is None
-        or candidate.date - commit.commit_date > LATE_EXACT_WINDOW
+        candidate.message.date is None
+        or candidate.message.date - commit.commit_date > LATE_EXACT_WINDOW
     ):
         return False
-    if candidate.patch_id and candidate.patch_id == commit.patch.patch_id:
+    if (
+        candidate.message.patch_id
+        and candidate.message.patch_id == commit.patch.patch_id
+    ):
         return True
     strong = STRONG_SIGNAL
     return (
@@ -616,27 +622,32 @@ def _posted_what_was_committed(
     )
 
 
-def _date_vetoes(commit: Commit, candidate: CandidateInfo) -> tuple[str, str]:
+def _date_vetoes(commit: Commit, candidate: Candidate) -> tuple[str, str]:
     """(late veto, early veto) for the posting date; "" when it is in the window."""
-    if candidate.date is None:
+    if candidate.message.date is None:
         return "", ""
-    before = commit.commit_date - candidate.date
+    before = commit.commit_date - candidate.message.date
     late = ""
     if before < -LATE_SLACK:
         late = f"{_date_text(before)} (limit {_duration(LATE_SLACK)})"
     # A long review ends in a commit long after the posting, but the posting comes
     # after the patch was written: the window counts from the author date too.
     early = ""
-    if min(commit.author_date, commit.commit_date) - candidate.date > EARLY_WINDOW:
+    if (
+        min(commit.author_date, commit.commit_date) - candidate.message.date
+        > EARLY_WINDOW
+    ):
         window = _duration(EARLY_WINDOW)
         early = f"{_date_text(before)} (window {window} before the author date)"
     return late, early
 
 
-def _date_evidence(commit: Commit, candidate: CandidateInfo) -> Evidence:
-    if candidate.date is None:
+def _date_evidence(commit: Commit, candidate: Candidate) -> Evidence:
+    if candidate.message.date is None:
         return Evidence("date", "posting date unknown", 0.0)
-    return Evidence("date", _date_text(commit.commit_date - candidate.date), 0.0)
+    return Evidence(
+        "date", _date_text(commit.commit_date - candidate.message.date), 0.0
+    )
 
 
 def _date_text(before: timedelta) -> str:
@@ -645,11 +656,11 @@ def _date_text(before: timedelta) -> str:
     return f"posted {_duration(before)} before commit"
 
 
-def _date_factor(commit: Commit, candidate: CandidateInfo) -> float:
+def _date_factor(commit: Commit, candidate: Candidate) -> float:
     """1 up to a month before the commit, easing to 0.85 at a year."""
-    if candidate.date is None:
+    if candidate.message.date is None:
         return 1.0
-    age = commit.commit_date - candidate.date
+    age = commit.commit_date - candidate.message.date
     if age <= FRESH_AGE:
         return 1.0
     span = (EARLY_WINDOW - FRESH_AGE).total_seconds()

@@ -12,14 +12,23 @@ from hypothesis import strategies as st
 
 from e2g.matcher.scoring import (
     ACCEPT_THRESHOLD,
-    CandidateInfo,
+    Candidate,
     author_similarity,
     hopeless,
     normalise_name,
     score_candidate,
 )
 from e2g.matcher.similarity import diff_overlap, similarity_bound_from_counts
-from e2g.model import Address, Commit, FileChange, Patch, lines_weight
+from e2g.model import (
+    Address,
+    Commit,
+    DateSource,
+    FileChange,
+    Kind,
+    Patch,
+    StoredMessage,
+    lines_weight,
+)
 
 MOUNTAIN = timezone(timedelta(hours=-6))
 AUTHOR_DATE = datetime(2024, 2, 6, 9, 14, 49, tzinfo=MOUNTAIN)
@@ -74,20 +83,49 @@ def make_commit(**changes) -> Commit:
     return replace(commit, **changes)
 
 
-def make_candidate(**changes) -> CandidateInfo:
-    candidate = CandidateInfo(
-        message_id="20240206161449.1234567-2-axboe@kernel.dk",
-        subject_key="test/recv-multishot: add test case for bundles",
-        author_name="Jens Axboe",
-        author_email="axboe@kernel.dk",
-        date=datetime(2024, 2, 6, 16, 14, 49, tzinfo=UTC),
-        files=("test/recv-multishot.c",),
-        patch_id="1ee5c461a38c7516fdc73a4d4bb632e67a6e0c8d",
-        kind="patch",
-        version=1,
-        sources=frozenset({"subject"}),
-    )
-    return replace(candidate, **changes)
+_POSTED = StoredMessage(
+    seq=1,
+    message_id="20240206161449.1234567-2-axboe@kernel.dk",
+    synthetic=False,
+    subject="[PATCH] test/recv-multishot: add test case for bundles",
+    title="test/recv-multishot: add test case for bundles",
+    subject_key="test/recv-multishot: add test case for bundles",
+    version=1,
+    part=None,
+    total=None,
+    rfc=False,
+    resend=False,
+    author_name="Jens Axboe",
+    author_email="axboe@kernel.dk",
+    patch_author_name=None,
+    patch_author_email=None,
+    date=datetime(2024, 2, 6, 16, 14, 49, tzinfo=UTC),
+    date_raw="Tue, 6 Feb 2024 16:14:49 +0000",
+    date_source=DateSource.HEADER,
+    received_at=None,
+    parent_id=None,
+    thread_root="20240206161449.1234567-2-axboe@kernel.dk",
+    kind=Kind.PATCH,
+    body="",
+    pull_url=None,
+    pull_ref=None,
+    patch_id="1ee5c461a38c7516fdc73a4d4bb632e67a6e0c8d",
+    added=10,
+    removed=1,
+    series_id=None,
+    list_id="io-uring.vger.kernel.org",
+    files=("test/recv-multishot.c",),
+)
+
+
+def changed(candidate: Candidate, **changes) -> Candidate:
+    """`candidate` with some of its message's fields (or its sources) changed."""
+    sources = changes.pop("sources", candidate.sources)
+    return Candidate(replace(candidate.message, **changes), sources)
+
+
+def make_candidate(**changes) -> Candidate:
+    return changed(Candidate(_POSTED, frozenset({"subject"})), **changes)
 
 
 def score(commit=None, candidate=None, mail_lines=COMMIT_LINES):
@@ -335,7 +373,7 @@ _POOL = [*COMMIT_LINES["test/recv-multishot.c"][0], "int x;", "x = y + 1;"]
 
 def posted_by(  # noqa: PLR0913
     author: str, subject: str, days: int, path: str, *, sources: frozenset[str]
-) -> CandidateInfo:
+) -> Candidate:
     """A one-file candidate by `author`, posted `days` before the commit."""
     return make_candidate(
         subject_key=subject,
@@ -457,13 +495,13 @@ def test_a_tiny_posted_diff_inside_the_commit_needs_subject_and_author() -> None
     )
     posted = make_candidate(files=("lib.c",), patch_id=None)
 
-    def verdict(candidate: CandidateInfo):
+    def verdict(candidate: Candidate):
         return score_candidate(
             commit, candidate, commit_lines={**fix, **docs}, mail_lines=fix
         )
 
     assert verdict(posted).accepted, verdict(posted).reason
-    other_author = replace(posted, author_email="x@example.org", author_name="X Y")
+    other_author = changed(posted, author_email="x@example.org", author_name="X Y")
     assert not verdict(other_author).accepted
 
 
@@ -494,13 +532,13 @@ def test_line_counts_never_change_a_verdict(  # noqa: PLR0913
     as the store has them) and weights (as ingest stores them) gives the verdict
     that reading its diff gives."""
     candidate = posted_by(author, subject, days, path, sources=frozenset({"files"}))
-    candidate = replace(candidate, patch_id=None)
+    candidate = changed(candidate, patch_id=None)
     mail = {path: (added, removed)}
     read = score(candidate=candidate, mail_lines=mail)
-    counted = replace(candidate, file_lines=((len(added) + blank, len(removed)),))
+    counted = changed(candidate, file_lines=((len(added) + blank, len(removed)),))
     if weighed:
         weight = lines_weight(added)[1] + lines_weight(removed)[1]
-        counted = replace(counted, file_weights=(weight,))
+        counted = changed(counted, file_weights=(weight,))
     calls: list[int] = []
 
     def lines() -> dict[str, tuple[list[str], list[str]]]:
@@ -517,7 +555,10 @@ def test_line_counts_never_change_a_verdict(  # noqa: PLR0913
             assert early.total >= read.total - 1e-4
         # A bound is never below the truth: the similarity of the lines compared.
         bound = similarity_bound_from_counts(
-            COMMIT_LINES, counted.files, counted.file_lines, counted.file_weights
+            COMMIT_LINES,
+            counted.message.files,
+            counted.message.file_lines,
+            counted.message.file_weights,
         )
         if bound is not None:
             assert bound >= diff_overlap(COMMIT_LINES, mail).similarity - 1e-9
