@@ -86,6 +86,15 @@ def patch_body(number: int) -> str:
     return PATCH_BODY.format(old=number, new=number + 1)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/data/golden/*.json from the parser's current output",
+    )
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> config.Settings:
     return config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path / "home")
