@@ -33,15 +33,8 @@ from e2g.matcher.postings import (
     thread_links,
     to_posting,
 )
-from e2g.matcher.scoring import (
-    ACCEPT_THRESHOLD,
-    Candidate,
-    Early,
-    Score,
-    early_signals,
-    hopeless_score,
-    score_candidate,
-)
+from e2g.matcher.prefilter import Outcome, hopeless_score, judge, prefilter
+from e2g.matcher.scoring import ACCEPT_THRESHOLD, Candidate, Early
 from e2g.matcher.similarity import diff_similarity
 from e2g.model import (
     Evidence,
@@ -93,27 +86,21 @@ class Matcher:
     def score(self, request: MatchRequest, pool: Pool) -> list[Verdict]:
         verdicts = []
         commit = request.commit
-        paths = commit.patch.paths
         # Hopeless candidates only ever show as the best rejected ones: keep those.
         hopeless: list[tuple[float, int, StoredMessage, Candidate, Early]] = []
         for order, (message_id, message) in enumerate(pool.messages.items()):
-            sources = pool.sources[message_id]
-            info = Candidate(message, frozenset(sources))
-            early = early_signals(commit, info)
-            if not early.shared_files and _disjoint(paths, message, sources):
-                # No file in common and no trailer naming it: the diff similarity is 0
-                # and scoring would veto it; skip decompressing and comparing the diff.
-                verdicts.append(Verdict(message, _NO_COMMON_FILE))
+            candidate = Candidate(message, frozenset(pool.sources[message_id]))
+            found = prefilter(commit, candidate, commit_lines=request.commit_lines)
+            if found.outcome is Outcome.HOPELESS:
+                best_total = found.early.best_total or 0.0
+                hopeless.append((best_total, -order, message, candidate, found.early))
                 continue
-            if early.best_total is not None:
-                hopeless.append((early.best_total, -order, message, info, early))
-                continue
-            score = score_candidate(
+            score = judge(
                 commit,
-                info,
+                candidate,
+                found,
                 commit_lines=request.commit_lines,
                 mail_lines=partial(self._lines, message),
-                early=early,
             )
             verdicts.append(Verdict(message, score))
         best = heapq.nlargest(MAX_REJECTED, hopeless, key=lambda row: row[:2])
@@ -243,17 +230,6 @@ class Matcher:
                     )
                 )
         return sorted(postings, key=_posting_order)
-
-
-_NO_COMMON_FILE = Score(0.0, "files", False, (), "no file in common with the commit")
-
-
-def _disjoint(paths: Sequence[str], message: StoredMessage, sources: set[str]) -> bool:
-    """For a candidate sharing no file: whether that alone decides (no trailer or
-    patch-id vouches for it, and both sides do list files)."""
-    return not (
-        "trailer" in sources or "patch-id" in sources or not paths or not message.files
-    )
 
 
 def _rank(

@@ -14,13 +14,15 @@ Signals that cannot be measured (no diff stored, a list-rewritten sender) drop o
 the rest are renormalised. Vetoes reject whatever the mean: a posting after the
 commit (+1 day of clock slack), content that disagrees, a cover letter or reply.
 These constants are reasoned, not fitted to one archive.
+
+Rejections reached before a diff is read are e2g.matcher.prefilter's; this module
+holds the weights and the rules they share.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -32,10 +34,9 @@ from e2g.matcher.similarity import (
     informative_count,
     line_count,
     pair_files,
-    similarity_bound_from_counts,
     subject_similarity,
 )
-from e2g.model import MAX_FILES, Address, Commit, Evidence, StoredMessage
+from e2g.model import Address, Commit, Evidence, StoredMessage
 
 WEIGHTS = {"diff": 0.50, "subject": 0.25, "author": 0.15, "files": 0.10}
 ACCEPT_THRESHOLD = 0.60
@@ -74,7 +75,7 @@ _KIND_NOUNS = {
 }
 
 
-# Not frozen, like the other records made per candidate (Early, Score, _Signals,
+# Not frozen, like the other records made per candidate (Early, Score, Signals,
 # Verdict): a frozen dataclass sets each field through object.__setattr__, which
 # makes it about 3 times slower to build, and a match run builds these some 20,000
 # times. Nothing changes them after they are built.
@@ -99,7 +100,7 @@ class Score:
 
 
 @dataclass(slots=True)  # not frozen: see Candidate
-class _Signals:
+class Signals:
     subject: float
     author: float | None  # None: the sender was rewritten, so unknown
     author_detail: str
@@ -108,55 +109,6 @@ class _Signals:
     diff: float | None  # None: a side has no +/- lines to compare
     diff_exact: bool  # False: diff is an upper bound, already below agreement
     date_factor: float
-
-
-def score_candidate(  # noqa: PLR0913 - all keyword-only
-    commit: Commit,
-    candidate: Candidate,
-    *,
-    commit_lines: LinesByFile,
-    mail_lines: LinesByFile | None | Callable[[], LinesByFile | None],
-    threshold: float = ACCEPT_THRESHOLD,
-    early: Early | None = None,
-) -> Score:
-    """Score how surely `candidate` is a posting of `commit`'s patch.
-
-    `commit_lines` and `mail_lines` are `e2g.mail.patch.diff_lines` of the two
-    diffs, computed by the caller (the matcher does not import ingest); pass None
-    for a candidate without a diff. `mail_lines` may be a function that reads them:
-    it is not called when the verdict does not depend on the diff (see hopeless()).
-    `early` is early_signals() of the same pair, when the caller has it already.
-    """
-    if early is None:
-        early = early_signals(commit, candidate, threshold=threshold)
-    if early.best_total is not None:
-        return hopeless_score(commit, candidate, early, threshold=threshold)
-    bound = _bound_from_counts(candidate, early, commit_lines, threshold)
-    if bound is not None:
-        signals = _signals(early, diff=bound, diff_exact=False)
-    else:
-        lines = mail_lines() if callable(mail_lines) else mail_lines
-        signals = _measure(
-            candidate,
-            early,
-            commit_lines=commit_lines,
-            mail_lines=lines,
-            threshold=threshold,
-        )
-    late, too_early = _date_vetoes(commit, candidate)
-    if late and _posted_what_was_committed(commit, candidate, signals):
-        late = ""
-        signals = replace(signals, date_factor=signals.date_factor * LATE_FACTOR)
-    exact = _score_exact(commit, candidate, signals=signals, late=late)
-    if exact is not None:
-        return _with_evidence(exact, _date_evidence(commit, candidate))
-    return _score_fuzzy(
-        commit,
-        candidate,
-        signals=signals,
-        veto=late or too_early or _veto(candidate, signals, commit_lines=commit_lines),
-        threshold=threshold,
-    )
 
 
 @dataclass(slots=True)  # not frozen: see Candidate
@@ -172,93 +124,6 @@ class Early:
     # Not None when the verdict is a rejection whatever the diff says (hopeless()):
     # the most the weighted mean could reach.
     best_total: float | None
-
-
-def early_signals(
-    commit: Commit, candidate: Candidate, *, threshold: float = ACCEPT_THRESHOLD
-) -> Early:
-    author, author_detail = author_similarity(
-        commit.author,
-        name=candidate.message.credited_name,
-        email=candidate.message.credited_email,
-    )
-    paths = commit.patch.paths
-    pairs, _, _ = pair_files(paths, candidate.message.files)
-    union = len(paths) + len(candidate.message.files) - len(pairs)
-    subject = subject_similarity(commit.subject_key, candidate.message.subject_key)
-    files = len(pairs) / union if union else 0.0
-    date_factor = _date_factor(commit, candidate)
-    return Early(
-        author=author,
-        author_detail=author_detail,
-        subject=subject,
-        shared_files=len(pairs),
-        files=files,
-        date_factor=date_factor,
-        best_total=_best_total(
-            commit, candidate, subject, author, files, date_factor, threshold
-        ),
-    )
-
-
-def _best_total(  # noqa: PLR0913
-    commit: Commit,
-    candidate: Candidate,
-    subject: float,
-    author: float | None,
-    files: float,
-    date_factor: float,
-    threshold: float,
-) -> float | None:
-    """The weighted mean with an equal diff, when even that stays below `threshold`
-    and no exact key (trailer, patch-id, author date) or the no-diff rule applies."""
-    if (
-        candidate.message.kind != PATCH_KIND
-        or "trailer" in candidate.sources
-        or (
-            candidate.message.patch_id
-            and candidate.message.patch_id == commit.patch.patch_id
-        )
-        or (
-            candidate.message.date is not None
-            and candidate.message.date == commit.author_date
-        )
-        or min(subject, author or 0.0) >= NO_DIFF_MIN_SIGNAL
-        or _diff_needed(subject, author, files, date_factor, threshold) <= 1.0
-    ):
-        return None
-    best, _ = _weighted_mean(diff=1.0, subject=subject, author=author, files=files)
-    return round(best * date_factor, 4)
-
-
-def hopeless(
-    commit: Commit, candidate: Candidate, *, threshold: float = ACCEPT_THRESHOLD
-) -> Score | None:
-    """A rejection decided before the candidate's diff is read, or None.
-
-    Most file-map candidates share a file and little else: when subject, author,
-    files and date leave the weighted mean below `threshold` even with an equal
-    diff, and no exact key (trailer, patch-id, author date) or the no-diff rule
-    could accept it, the verdict is a rejection whatever the diff says.
-    """
-    early = early_signals(commit, candidate, threshold=threshold)
-    if early.best_total is None:
-        return None
-    return hopeless_score(commit, candidate, early, threshold=threshold)
-
-
-def hopeless_score(
-    commit: Commit, candidate: Candidate, early: Early, *, threshold: float
-) -> Score:
-    """The rejection of a candidate whose early signals have a best_total."""
-    total = early.best_total or 0.0
-    late, too_early = _date_vetoes(commit, candidate)
-    reason = (
-        late
-        or too_early
-        or f"score at most {_below(total, threshold)}, even with an equal diff"
-    )
-    return Score(total, _fuzzy_method(early.subject, early.author), False, (), reason)
 
 
 def predates(commit_date: datetime, first_message: datetime) -> bool:
@@ -299,46 +164,62 @@ def normalise_name(name: str) -> str:
     return " ".join(sorted(words))
 
 
-def _bound_from_counts(
-    candidate: Candidate,
-    early: Early,
-    commit_lines: LinesByFile,
-    threshold: float,
-) -> float | None:
-    """The diff similarity's bound from line counts, when it already rules the
-    candidate out (see _measure) and its diff need not be read; else None.
-
-    Not with a subject or author that could earn containment credit (a small posted
-    diff inside a large commit), nor for a trailer's candidate, nor when the counts
-    may be incomplete or say the mail has no lines (then its diff decides otherwise).
-    """
-    if (
-        max(early.subject, early.author or 0.0) >= STRONG_SIGNAL
-        or "trailer" in candidate.sources
-        or not candidate.message.file_lines
-        or len(candidate.message.files) >= MAX_FILES
-        or not any(added or removed for added, removed in candidate.message.file_lines)
-    ):
-        return None
-    bound = similarity_bound_from_counts(
-        commit_lines,
-        candidate.message.files,
-        candidate.message.file_lines,
-        candidate.message.file_weights,
+def early_facts(commit: Commit, candidate: Candidate) -> Early:
+    """What is known of a candidate before its diff is read (best_total unset: the
+    prefilter decides that)."""
+    author, author_detail = author_similarity(
+        commit.author,
+        name=candidate.message.credited_name,
+        email=candidate.message.credited_email,
     )
-    if bound is None or bound >= _needed_diff(candidate, early, threshold):
-        return None
-    return round(bound, 6)
+    paths = commit.patch.paths
+    pairs, _, _ = pair_files(paths, candidate.message.files)
+    union = len(paths) + len(candidate.message.files) - len(pairs)
+    return Early(
+        author=author,
+        author_detail=author_detail,
+        subject=subject_similarity(commit.subject_key, candidate.message.subject_key),
+        shared_files=len(pairs),
+        files=len(pairs) / union if union else 0.0,
+        date_factor=_date_factor(commit, candidate),
+        best_total=None,
+    )
 
 
-def _measure(
+def verdict(
+    commit: Commit,
+    candidate: Candidate,
+    signals: Signals,
+    *,
+    commit_lines: LinesByFile,
+    threshold: float = ACCEPT_THRESHOLD,
+) -> Score:
+    """The verdict once the diff's similarity is known (measured, or bounded from
+    line counts): date vetoes, then the exact keys, then the weighted mean."""
+    late, too_early = date_vetoes(commit, candidate)
+    if late and _posted_what_was_committed(commit, candidate, signals):
+        late = ""
+        signals = replace(signals, date_factor=signals.date_factor * LATE_FACTOR)
+    exact = _score_exact(commit, candidate, signals=signals, late=late)
+    if exact is not None:
+        return _with_evidence(exact, _date_evidence(commit, candidate))
+    return _score_fuzzy(
+        commit,
+        candidate,
+        signals=signals,
+        veto=late or too_early or _veto(candidate, signals, commit_lines=commit_lines),
+        threshold=threshold,
+    )
+
+
+def measure(
     candidate: Candidate,
     early: Early,
     *,
     commit_lines: LinesByFile,
     mail_lines: LinesByFile | None,
     threshold: float,
-) -> _Signals:
+) -> Signals:
     author, subject = early.author, early.subject
     diff = None
     diff_exact = True
@@ -349,7 +230,7 @@ def _measure(
         overlap = diff_overlap(
             commit_lines,
             mail_lines,
-            needed=_needed_diff(candidate, early, threshold),
+            needed=needed_diff(candidate, early, threshold),
             contained=MIN_CONTAINMENT if strong else 2.0,
         )
         diff = overlap.similarity
@@ -368,11 +249,11 @@ def _measure(
             )
         ):
             diff = max(diff, CONTAINED_CREDIT * overlap.containment)
-    return _signals(early, diff=diff, diff_exact=diff_exact)
+    return signals_of(early, diff=diff, diff_exact=diff_exact)
 
 
-def _signals(early: Early, *, diff: float | None, diff_exact: bool) -> _Signals:
-    return _Signals(
+def signals_of(early: Early, *, diff: float | None, diff_exact: bool) -> Signals:
+    return Signals(
         subject=early.subject,
         author=early.author,
         author_detail=early.author_detail,
@@ -384,11 +265,11 @@ def _signals(early: Early, *, diff: float | None, diff_exact: bool) -> _Signals:
     )
 
 
-def _needed_diff(candidate: Candidate, early: Early, threshold: float) -> float:
+def needed_diff(candidate: Candidate, early: Early, threshold: float) -> float:
     """The diff similarity below which every verdict is the same rejection."""
     needed = max(
         MIN_DIFF_AGREEMENT,
-        _diff_needed(
+        diff_needed(
             early.subject, early.author, early.files, early.date_factor, threshold
         ),
     )
@@ -397,7 +278,7 @@ def _needed_diff(candidate: Candidate, early: Early, threshold: float) -> float:
     return needed
 
 
-def _diff_needed(
+def diff_needed(
     subject: float,
     author: float | None,
     files: float,
@@ -421,7 +302,7 @@ def _diff_needed(
 
 
 def _score_exact(
-    commit: Commit, candidate: Candidate, *, signals: _Signals, late: str
+    commit: Commit, candidate: Candidate, *, signals: Signals, late: str
 ) -> Score | None:
     """Trailer, patch-id and author-date verdicts; None when none of them applies."""
     same_patch_id = (
@@ -458,7 +339,7 @@ def _score_exact(
 
 
 def _score_trailer(
-    candidate: Candidate, *, signals: _Signals, same_patch_id: bool
+    candidate: Candidate, *, signals: Signals, same_patch_id: bool
 ) -> Score | None:
     """A Link:/Message-Id: names it: certain if it carries this patch.
 
@@ -495,13 +376,13 @@ def _score_fuzzy(
     commit: Commit,
     candidate: Candidate,
     *,
-    signals: _Signals,
+    signals: Signals,
     veto: str,
     threshold: float,
 ) -> Score:
     """The weighted mean; evidence only for an accepted candidate (a rejection is
     explained by its reason, and most candidates are rejections)."""
-    mean, weight_sum = _weighted_mean(
+    mean, weight_sum = weighted_mean(
         diff=signals.diff,
         subject=signals.subject,
         author=signals.author,
@@ -511,16 +392,16 @@ def _score_fuzzy(
     reason = veto
     if not reason and total < threshold:
         bound = "" if signals.diff_exact else "at most "
-        reason = f"score {bound}{_below(total, threshold)}"
+        reason = f"score {bound}{below(total, threshold)}"
     evidence: tuple[Evidence, ...] = ()
     if not reason:
         found = _fuzzy_evidence(candidate, signals, weight_sum=weight_sum)
         evidence = (*found, _date_evidence(commit, candidate))
-    method = _fuzzy_method(signals.subject, signals.author)
+    method = fuzzy_method(signals.subject, signals.author)
     return Score(total, method, not reason, evidence, reason)
 
 
-def _weighted_mean(
+def weighted_mean(
     *, diff: float | None, subject: float, author: float | None, files: float
 ) -> tuple[float, float]:
     """(the weighted mean of the signals measured, the sum of their weights): a
@@ -541,7 +422,7 @@ def _weighted_mean(
 
 
 def _fuzzy_evidence(
-    candidate: Candidate, signals: _Signals, *, weight_sum: float
+    candidate: Candidate, signals: Signals, *, weight_sum: float
 ) -> list[Evidence]:
     def share(name: str, value: float) -> float:
         return round(WEIGHTS[name] * value / weight_sum, 4)
@@ -569,7 +450,7 @@ def _fuzzy_evidence(
     return evidence
 
 
-def _fuzzy_method(subject: float, author: float | None) -> str:
+def fuzzy_method(subject: float, author: float | None) -> str:
     """The strongest signal that stands behind a fuzzy verdict."""
     if subject >= STRONG_SIGNAL:
         return "subject"
@@ -578,7 +459,7 @@ def _fuzzy_method(subject: float, author: float | None) -> str:
     return "files"
 
 
-def _veto(candidate: Candidate, signals: _Signals, *, commit_lines: LinesByFile) -> str:
+def _veto(candidate: Candidate, signals: Signals, *, commit_lines: LinesByFile) -> str:
     """Why a fuzzy candidate cannot be the posting whatever its score, or ""."""
     if candidate.message.kind != PATCH_KIND:
         return f"a {candidate.message.kind} message, not a patch"
@@ -596,7 +477,7 @@ def _veto(candidate: Candidate, signals: _Signals, *, commit_lines: LinesByFile)
 
 
 def _posted_what_was_committed(
-    commit: Commit, candidate: Candidate, signals: _Signals
+    commit: Commit, candidate: Candidate, signals: Signals
 ) -> bool:
     """A maintainer may commit first and post for review after (days later).
 
@@ -622,7 +503,7 @@ def _posted_what_was_committed(
     )
 
 
-def _date_vetoes(commit: Commit, candidate: Candidate) -> tuple[str, str]:
+def date_vetoes(commit: Commit, candidate: Candidate) -> tuple[str, str]:
     """(late veto, early veto) for the posting date; "" when it is in the window."""
     if candidate.message.date is None:
         return "", ""
@@ -691,7 +572,7 @@ def _with_evidence(score: Score, extra: Evidence) -> Score:
     )
 
 
-def _below(total: float, threshold: float) -> str:
+def below(total: float, threshold: float) -> str:
     """ "0.59 below 0.60", with the digits it takes not to print 0.5996 as 0.60."""
     digits = 2
     while digits < 4 and round(total, digits) >= threshold:
@@ -699,6 +580,6 @@ def _below(total: float, threshold: float) -> str:
     return f"{total:.{digits}f} below {threshold:.2f}"
 
 
-def _diff_text(signals: _Signals) -> str:
+def _diff_text(signals: Signals) -> str:
     value = f"{signals.diff or 0.0:.2f}"
     return value if signals.diff_exact else f"at most {value}"

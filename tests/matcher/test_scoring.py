@@ -10,13 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from e2g.matcher.prefilter import hopeless, score_candidate
 from e2g.matcher.scoring import (
     ACCEPT_THRESHOLD,
     Candidate,
     author_similarity,
-    hopeless,
     normalise_name,
-    score_candidate,
 )
 from e2g.matcher.similarity import diff_overlap, similarity_bound_from_counts
 from e2g.model import (
@@ -506,7 +505,7 @@ def test_a_tiny_posted_diff_inside_the_commit_needs_subject_and_author() -> None
 
 
 def test_a_score_just_below_the_threshold_is_not_printed_as_the_threshold() -> None:
-    from e2g.matcher.scoring import _below
+    from e2g.matcher.scoring import below as _below
 
     assert _below(0.5996, 0.60) == "0.5996 below 0.60"
     assert _below(0.5929, 0.60) == "0.59 below 0.60"
