@@ -1,10 +1,9 @@
 """The only module that runs git: repository discovery, revisions, and commits.
 
 GitPython finds the repository (searching parent directories as git does). Commits are
-read with one streaming `git log --no-walk=unsorted --stdin -p` process per batch of
-shas (Repo.commits), or through one long-lived `git diff-tree --stdin` that reads
-batch after batch (CommitReader, for `e2g match`'s workers); never one process per
-commit. The stream is split on NUL-framed sentinels that cannot occur in a commit
+read through one streaming commit reader (CommitReader: one long-lived
+`git diff-tree --stdin` that reads batch after batch) for link, match and
+benchmarks alike; never one process per commit. The stream is split on NUL-framed sentinels that cannot occur in a commit
 message or a diff line. Diff options are pinned (prefixes, context, algorithm,
 rename detection, full blob ids) so that a commit's patch-id is the one
 `git format-patch` output would get, whatever the user's git config says.
@@ -49,7 +48,6 @@ from e2g.model import (
 
 log = logging.getLogger(__name__)
 
-BATCH_SIZE = 2000
 _START = b"\x00E2G\x01"
 _END = b"\x00E2G\x02"
 # Fields NUL-separated; %B last, because only the message can hold newlines.
@@ -63,9 +61,10 @@ _PINNED_CONFIG = (
     "log.showSignature=false",
     "i18n.logOutputEncoding=UTF-8",
 )
-# Read the shas from stdin, each once, in the order given, as UTF-8, without notes.
+# `git diff-tree --stdin` reads shas and prints each commit as it arrives, as UTF-8,
+# without notes; it echoes (and flushes) any line that is no object id: a batch
+# ends at such a marker line, so one process serves many batches.
 _READ_OPTIONS = (
-    "--no-walk=unsorted",
     "--stdin",
     "--root",
     "--no-color",
@@ -88,15 +87,10 @@ _LOG_OPTIONS = (
 # Without diffs: per file "added<TAB>removed<TAB>path" ("-" counts for binary).
 # (-U and --inter-hunk-context would turn on -p again.)
 _NUMSTAT_OPTIONS = (*_READ_OPTIONS, "--numstat", "--no-renames")
-# `git diff-tree --stdin` prints the same bytes for the same options, commit by
-# commit as the shas arrive, and echoes (and flushes) any line that is no object
-# id: a batch ends at such a marker line, so one process serves many batches.
-_STREAM_ONLY = ("--no-walk=unsorted",)
 # Shas per write: a batch must fit the pipe, or git, blocked on its own output
 # that nobody reads yet, would stop reading ours.
 _STREAM_BATCH = 500
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_HEX = re.compile(r"[0-9a-fA-F]{4,64}")
 _EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
 
 
@@ -186,30 +180,24 @@ class Repo:
         return self.dated_rev_list(revs, all_refs=all_refs)[1]
 
     def commits(
-        self, shas: Sequence[str], *, batch_size: int = BATCH_SIZE, diffs: bool = True
+        self, shas: Sequence[str], *, diffs: bool = True, batch_size: int = 0
     ) -> Iterator[Commit]:
         """The commits named by `shas`, in that order, with diff, patch-id and trailers.
 
-        One `git log` process per batch of `batch_size` shas. Merges among `shas`
-        are skipped (they carry no patch of their own). Shallow-boundary commits get
+        Read through one CommitReader (one git process) for the whole call; close
+        the iterator to stop git early. Merges among `shas` are skipped (they carry
+        no patch of their own). Shallow-boundary commits get
         an empty patch: git would show them as adding the whole tree. With `diffs`
         False, a patch holds only the files and their +/- counts (no diff text, no
         patch-id), which git gives without producing any diff text.
         """
-        shallow = self.shallow_boundary()
-        names = [sha if _HEX.fullmatch(sha) else self.resolve(sha) for sha in shas]
-        options = _LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS
-        for start in range(0, len(names), batch_size):
-            batch = names[start : start + batch_size]
-            for record in self._stream(batch, options):
-                built = _build_commit(record, shallow=shallow, numstat=not diffs)
-                if built is not None:
-                    yield built[0]
+        with self.reader(diffs=diffs, batch_size=batch_size) as reader:
+            yield from reader.commits(shas)
 
-    def reader(self, *, diffs: bool = True) -> CommitReader:
+    def reader(self, *, diffs: bool = True, batch_size: int = 0) -> CommitReader:
         """A long-lived reader of commits, batch after batch, for one process's life
         (close it, or use it as a context manager)."""
-        return CommitReader(self, diffs=diffs)
+        return CommitReader(self, diffs=diffs, batch_size=batch_size)
 
     def mailmap_lookup(self, addresses: Sequence[Address]) -> list[Address]:
         """Canonical (name, email) per address through the repository's mailmap.
@@ -265,34 +253,6 @@ class Repo:
             return frozenset()
         return frozenset(text.split())
 
-    def _stream(
-        self, shas: Sequence[str], options: Sequence[str] = _LOG_OPTIONS
-    ) -> Iterator[_Record]:
-        """Run one `git log` over `shas` and yield its records as they arrive."""
-        with tempfile.TemporaryFile() as errors:
-            try:
-                process = subprocess.Popen(
-                    self._command(["log", *options]),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=errors,
-                )
-            except FileNotFoundError as error:
-                raise RepoError("git not found on PATH") from error
-            try:
-                _feed(process, shas)
-                assert process.stdout is not None
-                yield from _split_records(process.stdout)
-                returncode = process.wait()
-            finally:
-                if process.poll() is None:  # the caller stopped early
-                    process.kill()
-                    process.wait()
-                _close_pipes(process)
-            if returncode != 0:
-                errors.seek(0)
-                _raise_git_error(errors.read(), revs=shas, root=self._root)
-
 
 class CommitReader:
     """Commits read through one `git diff-tree --stdin` process, batch after batch.
@@ -303,16 +263,14 @@ class CommitReader:
     no commit give nothing; commits are as commits() gives them.
     """
 
-    def __init__(self, repo: Repo, *, diffs: bool) -> None:
+    def __init__(self, repo: Repo, *, diffs: bool, batch_size: int = 0) -> None:
         self._repo = repo
+        # Shas per write (0: the default); at most _STREAM_BATCH, see there.
+        self._batch = min(batch_size or _STREAM_BATCH, _STREAM_BATCH)
         self._diffs = diffs
         self._shallow = repo.shallow_boundary()
         self._marker = f"#e2g-end-{os.urandom(8).hex()}".encode("ascii")
-        self._options = [
-            option
-            for option in (_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
-            if option not in _STREAM_ONLY
-        ]
+        self._options = list(_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self._process = self._start()
 
@@ -322,25 +280,37 @@ class CommitReader:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def commits(self, shas: Sequence[str]) -> Iterator[Commit]:
+        """The commits named by `shas`, in that order (as read() without lines)."""
+        for commit, _ in self._read(shas, lines=False):
+            yield commit
+
     def read(self, shas: Sequence[str]) -> Iterator[tuple[Commit, Lines]]:
         """The commits named by `shas`, in that order, each with diff_lines() of
         its diff (empty for a reader without diffs)."""
+        for commit, lines in self._read(shas, lines=True):
+            assert lines is not None
+            yield commit, lines
+
+    def _read(
+        self, shas: Sequence[str], *, lines: bool
+    ) -> Iterator[tuple[Commit, Lines | None]]:
         names = [
             sha if _FULL_SHA.fullmatch(sha) else self._repo.resolve(sha) for sha in shas
         ]
-        for start in range(0, len(names), _STREAM_BATCH):
+        for start in range(0, len(names), self._batch):
             finished = False
             try:
-                self._send(names[start : start + _STREAM_BATCH])
+                self._send(names[start : start + self._batch])
                 for record in self._records():
                     built = _build_commit(
                         record, shallow=self._shallow, numstat=not self._diffs
                     )
                     if built is not None:
-                        commit, lines = built
-                        if lines is None:
-                            lines = diff_lines(commit.patch.diff)
-                        yield commit, lines
+                        commit, found = built
+                        if lines and found is None:
+                            found = diff_lines(commit.patch.diff)
+                        yield commit, found
                 finished = True
             finally:
                 if not finished:
@@ -415,21 +385,6 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
                 stream.close()
             except BrokenPipeError:  # unflushed input to a git that is gone
                 pass
-
-
-def _feed(process: subprocess.Popen[bytes], shas: Sequence[str]) -> None:
-    # git reads all of --stdin before it prints anything, so writing first is safe.
-    assert process.stdin is not None
-    try:
-        process.stdin.write("".join(f"{sha}\n" for sha in shas).encode("ascii"))
-        process.stdin.close()
-    except BrokenPipeError:  # git died early; its exit code and stderr say why
-        pass
-
-
-def _split_records(stream: IO[bytes]) -> Iterator[_Record]:
-    """Cut the `git log` stream into records at the NUL-framed start sentinel."""
-    return _RecordSplitter().records(stream)
 
 
 _READ_SIZE = 1 << 16
