@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from e2g import config
-from e2g.index.store import Store, StoredMessage
+from e2g.index.store import Store
+from e2g.model import StoredMessage
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample-mbox"

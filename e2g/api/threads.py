@@ -18,10 +18,10 @@ from datetime import datetime
 from pathlib import Path
 
 from e2g.config import Settings
-from e2g.index.store import Store, StoredMessage, from_epoch
+from e2g.index.store import Store, from_epoch
 from e2g.mail import threads
 from e2g.mail.trailers import TrailerKind, is_trailer_line, kind_of
-from e2g.model import Trailer
+from e2g.model import StoredMessage, Trailer
 
 from .core import open_store
 

@@ -7,6 +7,10 @@ benchmarks alike; never one process per commit. The stream is split on NUL-frame
 message or a diff line. Diff options are pinned (prefixes, context, algorithm,
 rename detection, full blob ids) so that a commit's patch-id is the one
 `git format-patch` output would get, whatever the user's git config says.
+
+Its size (over 500 lines) is the price of that rule: every git invocation, the
+commit reader and the parsing of what git prints stay in the one module that runs
+git.
 """
 
 from __future__ import annotations

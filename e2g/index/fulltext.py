@@ -18,6 +18,10 @@ Readers never block: Whoosh locks writers only, and a searcher sees the last com
 Security: Whoosh stores pickles in its files (the schema, stored fields). Never open an
 index from a source you do not trust; rebuild it from the store instead.
 Whoosh never fsyncs, so a power loss can lose recent commits; `e2g reindex` repairs that.
+
+Its size (over 500 lines) is the price of that rule: schema, tokenizer adapters,
+query translation, the index's life cycle and search all speak Whoosh, and they
+stay in the one module allowed to.
 """
 
 from __future__ import annotations

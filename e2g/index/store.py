@@ -3,6 +3,9 @@
 What the matcher, the API and the web layer read. It never writes (the connection is
 `query_only`), so it is safe beside a running ingest: WAL readers see the last committed
 batch. Rows become `StoredMessage` values here; no sqlite3.Row leaves this module.
+
+Its size (over 500 lines) is the price of being the SQL boundary: every query a
+reader makes is a named method here, so no SQL is written anywhere else.
 """
 
 from __future__ import annotations

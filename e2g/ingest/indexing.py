@@ -43,7 +43,8 @@ from e2g import errors, faults
 from e2g.errors import notice
 from e2g.index.fulltext import Fulltext, FulltextWriter, IndexDoc, IndexMark, read_mark
 from e2g.index.schema import BODIES_KEY
-from e2g.index.store import Store, StoredMessage
+from e2g.index.store import Store
+from e2g.model import StoredMessage
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Generic, NamedTuple, TypeVar
 
-from e2g.index.store import Store, StoredMessage, SubjectLookup
-from e2g.model import Commit
+from e2g.index.store import Store, SubjectLookup
+from e2g.model import Commit, StoredMessage
 
 LinesByFile = Mapping[str, tuple[list[str], list[str]]]
 LinesOf = Callable[[str], LinesByFile]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import partial
 
-from e2g.index.store import Store, StoredMessage
+from e2g.index.store import Store
 from e2g.matcher.candidates import (
     STAGES,
     FileMap,
@@ -41,6 +41,7 @@ from e2g.model import (
     LinkResult,
     Posting,
     Rejected,
+    StoredMessage,
     commit_info,
 )
 

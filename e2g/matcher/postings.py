@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
-from e2g.index.store import Store, StoredMessage
+from e2g.index.store import Store
 from e2g.mail import threads as thread_rules
 from e2g.mail.threads import replies_below
 from e2g.mail.trailers import REVIEW_KEYS
 from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
-from e2g.model import Address, Commit, Evidence, Posting
+from e2g.model import Address, Commit, Evidence, Posting, StoredMessage
 
 UrlFor = Callable[[str, str | None], str]
 

@@ -17,6 +17,9 @@ These constants are reasoned, not fitted to one archive.
 
 Rejections reached before a diff is read are e2g.matcher.prefilter's; this module
 holds the weights and the rules they share.
+
+Its size (over 500 lines) is deliberate: the weights and every rule that reads them
+stay together, so that a change of weight is seen with all its uses.
 """
 
 from __future__ import annotations
