@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import IO, NoReturn
 
 from e2g.archives.mbox import MAX_RAW_MESSAGE
-from e2g.errors import ArchiveUnreadable
+from e2g.errors import ArchiveUnreadable, notice
 from e2g.model import Origin, RawMessage
 
 log = logging.getLogger(__name__)
@@ -143,20 +143,31 @@ def _read_epoch(
     """(commit, blob, is_deletion) for each commit after `since`, oldest first."""
     label = epoch.git_dir.name
     with _CatFile(epoch.git_dir, label=label) as objects:
-        if objects.get("HEAD") is None:
-            return  # an epoch without commits yet
-        if since is not None and objects.get(since) is None:
-            log.warning(
-                "%s: checkpoint commit %s is gone; reading it again", label, since
-            )
-            since = None
         try:
-            yield from _walk(epoch, objects, since=since)
-        except _Rewritten:
-            log.warning(
-                "%s: history was rewritten since %s; reading it again", label, since
-            )
-            yield from _walk(epoch, objects, since=None)
+            yield from _read_commits(epoch, objects, since=since)
+        except ArchiveUnreadable as error:
+            # A damaged epoch (a corrupt pack, a lost object) is said and skipped:
+            # what was read before the damage is kept, and the other epochs and
+            # sources are still read.
+            notice.warning("%s; the rest of %s was not read", error, label)
+
+
+def _read_commits(
+    epoch: Epoch, objects: _CatFile, *, since: str | None
+) -> Iterator[tuple[str, bytes, bool]]:
+    label = epoch.git_dir.name
+    if objects.get("HEAD") is None:
+        return  # an epoch without commits yet
+    if since is not None and objects.get(since) is None:
+        log.warning("%s: checkpoint commit %s is gone; reading it again", label, since)
+        since = None
+    try:
+        yield from _walk(epoch, objects, since=since)
+    except _Rewritten:
+        log.warning(
+            "%s: history was rewritten since %s; reading it again", label, since
+        )
+        yield from _walk(epoch, objects, since=None)
 
 
 def _walk(
@@ -167,6 +178,7 @@ def _walk(
     with _git(epoch.git_dir, command, stdin=None) as process:
         assert process.stdout is not None
         first = True
+        empty = 0
         for line in process.stdout:
             commit, *parents = line.decode("ascii", "replace").split()
             if first and since is not None and since not in parents:
@@ -177,10 +189,18 @@ def _walk(
             if blob is None:
                 blob = objects.get(f"{commit}:d")
             if blob is None:
-                log.debug("%s: commit %s has neither m nor d", epoch.name, commit)
+                empty += 1
                 continue
             yield commit, blob, deleted
         _check_exit(process, epoch.git_dir)
+    if empty:
+        # Every public-inbox v2 commit holds "m" or "d"; others (a lost blob, a
+        # v1 inbox's hashed paths) are counted, never dropped in silence.
+        notice.warning(
+            "%s: %d commits hold no message (no m or d blob); they were skipped",
+            epoch.git_dir,
+            empty,
+        )
 
 
 def _git(

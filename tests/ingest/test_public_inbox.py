@@ -163,11 +163,51 @@ def test_v2_epochs_in_order_with_per_epoch_checkpoints(tmp_path: Path) -> None:
     assert list_name(root / "git" / "1.git") == "frob"
 
 
-def test_commit_without_m_or_d_is_skipped(tmp_path: Path) -> None:
+def test_commit_without_m_or_d_is_skipped_and_counted(tmp_path: Path, caplog) -> None:
     inbox = Inbox.create(tmp_path / "frob.git")
     inbox._commit("README", b"not a message\n")
     inbox.add(message(1))
-    assert [data for _, data, _ in read(inbox.git_dir)] == [message(1)]
+    with caplog.at_level("WARNING", logger="e2g.notice"):
+        assert [data for _, data, _ in read(inbox.git_dir)] == [message(1)]
+    assert "1 commits hold no message (no m or d blob)" in caplog.text
+
+
+def _object_file(git_dir: Path, sha: str) -> Path:
+    return git_dir / "objects" / sha[:2] / sha[2:]
+
+
+def test_a_lost_message_blob_is_counted_and_the_rest_read(
+    tmp_path: Path, caplog
+) -> None:
+    inbox = Inbox.create(tmp_path / "frob.git")
+    for number in (1, 2, 3):
+        inbox.add(message(number))
+    lost = run_git(inbox.git_dir, "rev-parse", f"{inbox.commits[1]}:m")
+    _object_file(inbox.git_dir, lost).unlink()
+    with caplog.at_level("WARNING", logger="e2g.notice"):
+        got = [data for _, data, _ in read(inbox.git_dir)]
+    assert got == [message(1), message(3)]
+    assert "1 commits hold no message" in caplog.text
+
+
+def test_a_damaged_history_is_said_and_the_next_epoch_read(
+    tmp_path: Path, caplog
+) -> None:
+    """A lost commit object breaks an epoch's history: git cannot list it, so the
+    epoch is said to be unread (not raised), and the run goes on with the next."""
+    root = tmp_path / "inbox"
+    first = Inbox.create(root / "git" / "0.git")
+    for number in (1, 2, 3):
+        first.add(message(number))
+    second = Inbox.create(root / "git" / "1.git")
+    second.add(message(4))
+    _object_file(first.git_dir, first.commits[0]).unlink()  # the oldest commit
+    with caplog.at_level("WARNING", logger="e2g.notice"):
+        got = [data for _, data, _ in read(root)]
+    assert got == [message(4)]
+    assert (
+        "git failed" in caplog.text and "the rest of 0.git was not read" in caplog.text
+    )
 
 
 def test_non_bare_checkout_and_list_names(tmp_path: Path) -> None:
