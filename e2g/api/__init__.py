@@ -1,10 +1,12 @@
 """The Python API that the CLI and the web layer call.
 
 Each function takes resolved Settings and plain values, does one job, and returns
-model or result objects; nothing here prints or exits. Split by job: `core` (ingest,
+model or result objects; nothing here prints or exits, and nothing here shapes JSON or
+SVG (that is `e2g.render`, above this package). Split by job: `core` (ingest,
 reindex, search, counts), `threads` (messages and discussions), `link` (commits and
-matching), `stats` (coverage). Names load lazily so that `e2g search` does not pay for
-GitPython and the matcher at start-up.
+matching; the worker processes are `e2g.matcher.batch`), `stats` (coverage). Names
+load lazily so that `e2g search` does not pay for GitPython and the matcher at
+start-up.
 """
 
 from __future__ import annotations
@@ -21,11 +23,9 @@ _EXPORTS = {
     "search": "core",
     "MatchSummary": "link",
     "link": "link",
-    "link_json": "link",
     "match": "link",
     "StatsResult": "stats",
     "StatsRow": "stats",
-    "render_svg": "stats",
     "stats": "stats",
 }
 

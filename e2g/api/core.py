@@ -159,26 +159,3 @@ def _behind(lag: int) -> str:
         f"the search index lacks {lag:,} of the store's messages: "
         "run `e2g reindex` to search them too"
     )
-
-
-def hit_json(hit: SearchHit, settings: Settings) -> dict[str, object]:
-    """One search hit as `e2g search --json` and `/api/v1/search` give it."""
-    first_list = hit.lists[0] if hit.lists else None
-    return {
-        "message_id": hit.message_id,
-        "subject": hit.subject,
-        "author": f"{hit.author_name} <{hit.author_email}>"
-        if hit.author_name
-        else hit.author_email,
-        "author_name": hit.author_name,
-        "author_email": hit.author_email,
-        "date": hit.date.isoformat() if hit.date else None,
-        "list": first_list,
-        "lists": list(hit.lists),
-        "kind": hit.kind,
-        "version": hit.version,
-        "files": list(hit.files),
-        "thread_root": hit.thread_root,
-        "score": round(hit.score, 4),
-        "url": settings.url_for(hit.message_id, first_list),
-    }

@@ -1,47 +1,52 @@
-"""Commits to postings: `link` (one commit), `match` (a range, stored), and the JSON shape.
+"""Commits to postings: `link` (one commit) and `match` (a range, stored).
 
 The one place that brings git (git.repo), the diff tools (mail.patch,
 mail.trailers) and the matcher together: the matcher never runs git and never parses
-diffs itself, it gets a MatchRequest.
+diffs itself, it gets a MatchRequest. `match` hands the commits to
+`e2g.matcher.batch`, which matches them in worker processes, and stores what comes
+back. Results are values; their JSON shapes are `e2g.render`'s.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.util
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from e2g.api.core import open_store
 from e2g.config import Settings
 from e2g.errors import EmptyStore, UsageError
-from e2g.git.repo import CommitReader, Repo
-from e2g.index.link_writer import LinkRows, LinkWriter, link_rows
+from e2g.git.repo import Repo
+from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.ingest import processes
-from e2g.mail.patch import Lines, diff_lines
-from e2g.mail.trailers import linked_message_ids
-from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
+from e2g.mail.patch import diff_lines
+from e2g.matcher import batch
+from e2g.matcher.batch import Matched, outside_archive, outside_text, request_for
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.scoring import predates
-from e2g.model import Commit, CommitInfo, Compact, LinkResult, commit_info
+from e2g.model import Commit, LinkResult
+
+# Public here, defined beside the workers that use them too (e2g.matcher.batch).
+__all__ = [
+    "BATCH",
+    "MatchSummary",
+    "Matched",
+    "link",
+    "match",
+    "outside_archive",
+    "outside_text",
+    "repo_key",
+    "request_for",
+]
 
 BATCH = 200
-
-
-def request_for(
-    commit: Commit, *, ignore_trailers: bool, lines: Lines | None = None
-) -> MatchRequest:
-    """What the matcher needs of `commit`; pass `lines` when reading it gave them."""
-    linked = () if ignore_trailers else tuple(linked_message_ids(commit.trailers))
-    if lines is None:
-        lines = diff_lines(commit.patch.diff)
-    return MatchRequest(commit=commit, commit_lines=lines, linked_ids=linked)
 
 
 def _matcher(settings: Settings) -> Matcher:
@@ -81,78 +86,12 @@ def link(
         matcher.store.close()
 
 
-def outside_archive(
-    commit: Commit | CommitInfo, span: tuple[datetime, datetime]
-) -> bool:
-    """Whether the matcher's date window for this commit misses every message."""
-    low, high = span
-    return commit.commit_date + LATEST < low or commit.author_date - EARLIEST > high
-
-
 def _outside_note(store: Store, commit: Commit) -> str:
     """Why no match was even possible, when the commit predates or follows all mail."""
     span = store.date_range()
     if span is None:
         return ""
     return outside_text(commit, span)
-
-
-def outside_text(
-    commit: Commit | CommitInfo, span: tuple[datetime, datetime] | None
-) -> str:
-    if span is not None and outside_archive(commit, span):
-        low, high = span
-        return (
-            f"the commit ({commit.commit_date:%Y-%m-%d}) is outside the archive's dates "
-            f"({low:%Y-%m-%d} .. {high:%Y-%m-%d}): ingest the list's archive of that time"
-        )
-    return ""
-
-
-def link_json(result: LinkResult) -> dict[str, object]:
-    """The stable JSON object of `e2g link --json` and `/api/v1/commits/{rev}`."""
-    commit = result.commit
-    return {
-        "commit": commit.sha,
-        "subject": commit.subject,
-        "author": f"{commit.author.name} <{commit.author.email}>",
-        "author_date": commit.author_date.isoformat(),
-        "commit_date": commit.commit_date.isoformat(),
-        "files": list(commit.files),
-        "status": result.status,
-        "postings": [
-            {
-                "message_id": posting.message_id,
-                "list": posting.lists[0] if posting.lists else None,
-                "lists": list(posting.lists),
-                "subject": posting.subject,
-                "date": posting.date.isoformat() if posting.date else None,
-                "author": f"{posting.author.name} <{posting.author.email}>",
-                "version": posting.version,
-                "kind": posting.kind,
-                "applied": posting.applied,
-                "method": posting.method,
-                "score": posting.score,
-                "url": posting.url,
-                "thread_root": posting.thread_root,
-                "replies": posting.replies,
-                "participants": list(posting.participants),
-                "reviewers": list(posting.reviewers),
-                "evidence": [evidence.detail for evidence in posting.evidence],
-            }
-            for posting in result.postings
-        ],
-        "rejected": [
-            {
-                "message_id": r.message_id,
-                "subject": r.subject,
-                "score": r.score,
-                "reason": r.reason,
-            }
-            for r in result.rejected
-        ],
-        "note": result.note,
-    }
 
 
 @dataclass(slots=True)
@@ -187,158 +126,6 @@ class MatchSummary:
         }
 
 
-# -- batch matching in worker processes ---------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Job:
-    """What every worker needs: where the mail and the commits are, and how to match."""
-
-    settings: Settings
-    root: Path
-    ignore_trailers: bool
-    span: tuple[datetime, datetime] | None  # the archive's dates
-    max_seq: int  # the store's newest message: links record what they saw
-    as_json: bool  # whether the caller shows each answer as link_json()
-
-
-@dataclass(frozen=True, slots=True)
-class Matched(Compact):
-    """One commit's answer as a worker hands it to the main process: already in the
-    shapes the store and the output take, so the main process (one core among the
-    workers) only stores and prints, and the answer crosses as plain values."""
-
-    sha: str
-    method: str | None  # the applied posting's; None: no match
-    outside: bool  # unmatched and dated outside the archive: no match was possible
-    rows: LinkRows
-    json: dict[str, object] | None  # link_json(), when the job asks for it
-
-
-def matched(result: LinkResult, job: _Job) -> Matched:
-    """`result` as the main process takes it."""
-    applied = next((posting for posting in result.postings if posting.applied), None)
-    return Matched(
-        sha=result.commit.sha,
-        method=applied.method if applied else None,
-        outside=applied is None
-        and job.span is not None
-        and outside_archive(result.commit, job.span),
-        rows=link_rows(result, max_seq=job.max_seq),
-        json=link_json(result) if job.as_json else None,
-    )
-
-
-# Commits per worker task: the last tasks' size, and the first ones' (see _tasks).
-# Each worker keeps one git process for all its tasks (CommitReader), so small
-# last tasks cost no git start-up. A task's results are held until it ends: the
-# largest bounds their memory.
-TASK = 50
-MAX_TASK = 1000
-# A task: (sha, whether it predates the archive, so only its metadata is read).
-Task = list[tuple[str, bool]]
-
-
-class _Worker:
-    """One process's matcher, repository and git readers, kept for its life."""
-
-    def __init__(self, job: _Job) -> None:
-        self.job = job
-        self.matcher = _matcher(job.settings)
-        self.repository = Repo.open(job.root)
-        self._readers: dict[bool, CommitReader] = {}
-
-    def match(self, task: Task) -> list[Matched]:
-        """Match each commit of `task`, in its order.
-
-        A commit that predates the archive cannot match: git lists its files and
-        counts, without producing a diff that nothing would read.
-        """
-        # One snapshot per task: the main process commits links meanwhile.
-        self.matcher.store.hold_snapshot()
-        results: dict[str, LinkResult] = {}
-        late = [sha for sha, early in task if not early]
-        for commit, lines in self._reader(diffs=True).read(late):
-            results[commit.sha] = self.matcher.match(
-                request_for(
-                    commit, ignore_trailers=self.job.ignore_trailers, lines=lines
-                )
-            )
-        early = [sha for sha, early in task if early]
-        for commit, _ in self._reader(diffs=False).read(early) if early else ():
-            info = commit_info(commit)
-            results[commit.sha] = LinkResult(
-                info, (), (), outside_text(info, self.job.span)
-            )
-        return [matched(results[sha], self.job) for sha, _ in task if sha in results]
-
-    def close(self) -> None:
-        for reader in self._readers.values():
-            reader.close()
-        self._readers.clear()
-        self.matcher.store.close()
-
-    def _reader(self, *, diffs: bool) -> CommitReader:
-        if diffs not in self._readers:
-            self._readers[diffs] = self.repository.reader(diffs=diffs)
-        return self._readers[diffs]
-
-
-_WORKER: _Worker | None = None
-
-
-def _worker_start(job: _Job) -> None:
-    global _WORKER
-    _WORKER = _Worker(job)
-    # Run when the pool's worker exits normally: git then sees the end of its input.
-    multiprocessing.util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
-
-
-def _worker_match(task: Task) -> list[Matched]:
-    assert _WORKER is not None
-    return _WORKER.match(task)
-
-
-def _tasks(
-    todo: Sequence[tuple[str, bool]],
-    *,
-    jobs: int,
-    smallest: int = TASK,
-    largest: int = MAX_TASK,
-) -> Iterator[Task]:
-    """Tasks that shrink as the work runs out (guided self-scheduling).
-
-    Large first tasks keep neighbouring commits in one worker (whose caches then
-    serve them all); small last ones keep every worker busy to the end.
-    """
-    start = 0
-    while start < len(todo):
-        size = min(largest, max(smallest, (len(todo) - start) // (2 * jobs)))
-        yield list(todo[start : start + size])
-        start += size
-
-
-def _results(
-    job: _Job, todo: Sequence[tuple[str, bool]], *, jobs: int
-) -> Iterator[Matched]:
-    """Match in `jobs` processes; each reads its own commits, so git's output and the
-    diff parsing are spread over the cores too."""
-    if jobs <= 1:
-        worker = _Worker(job)
-        try:
-            for task in _tasks(todo, jobs=1):
-                yield from worker.match(task)
-        finally:
-            worker.close()
-        return
-    context = processes.context()
-    with context.Pool(jobs, initializer=_worker_start, initargs=(job,)) as pool:
-        for results in pool.imap(_worker_match, _tasks(todo, jobs=jobs)):
-            yield from results
-        pool.close()  # workers end normally, closing their git readers
-        pool.join()
-
-
 def repo_key(repository: Repo) -> str:
     return str(repository.root.resolve())
 
@@ -352,12 +139,13 @@ def match(  # noqa: PLR0913 - options are keyword-only
     ignore_trailers: bool = False,
     jobs: int = 0,
     on_result: Callable[[Matched, MatchSummary], None] | None = None,
-    as_json: bool = False,
+    to_json: Callable[[LinkResult], dict[str, object]] | None = None,
 ) -> MatchSummary:
     """Match every non-merge commit `git rev-list` gives for `revs`; store the links.
 
-    `on_result` sees each commit's answer as it is stored; with `as_json`, the
-    answer carries link_json() too."""
+    `on_result` sees each commit's answer as it is stored; with `to_json` (such as
+    e2g.render.link_json), the answer carries its JSON too, made by the worker that
+    matched it. `to_json` is called in worker processes: a module-level function."""
     started = time.monotonic()
     repository = Repo.open(repo)
     dated, merges = repository.dated_rev_list(revs, all_refs=all_refs)
@@ -380,8 +168,15 @@ def match(  # noqa: PLR0913 - options are keyword-only
         ]
         summary.skipped = len(dated) - len(todo)
         pending: list[LinkRows] = []
-        job = _Job(settings, repository.root, ignore_trailers, span, max_seq, as_json)
-        for answer in _results(job, todo, jobs=jobs):
+        job = batch.Job(
+            partial(_matcher, settings),
+            repository.root,
+            ignore_trailers,
+            span,
+            max_seq,
+            to_json,
+        )
+        for answer in batch.results(job, todo, jobs=jobs, context=processes.context):
             _count(summary, answer)
             pending.append(answer.rows)
             if len(pending) >= BATCH:

@@ -2,7 +2,7 @@
 
 As the email2git talk reported them: per top-level directory (mm, kernel, net, ...),
 per list and per year, how many commits were matched to a posting and by which method.
-`render_svg` draws the same table as a bar chart; every label is XML-escaped.
+Its JSON and its bar chart are `e2g.render`'s (`stats_json`, `render_svg`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from html import escape
 from pathlib import Path
 
 from e2g.api.core import open_store
@@ -35,28 +34,12 @@ class StatsRow:
     def share(self) -> float:
         return self.matched / self.commits if self.commits else 0.0
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "key": self.key,
-            "commits": self.commits,
-            "matched": self.matched,
-            "share": round(self.share, 4),
-            "by_method": dict(self.by_method),
-        }
-
 
 @dataclass(slots=True)
 class StatsResult:
     by: str
     rows: list[StatsRow]
     total: StatsRow
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "by": self.by,
-            "total": self.total.as_json(),
-            "rows": [row.as_json() for row in self.rows],
-        }
 
 
 def _dirs(files: str, depth: int) -> set[str]:
@@ -120,30 +103,3 @@ def _add(row: StatsRow, matched: bool, label: str) -> None:
     row.commits += 1
     row.matched += int(matched)
     row.by_method[label] += 1
-
-
-def render_svg(result: StatsResult, *, limit: int = 40) -> str:
-    """A horizontal bar chart: one bar per row, length = commits, filled part = matched."""
-    rows = result.rows[:limit]
-    width, label_width, bar_height, gap = 760, 200, 18, 6
-    height = 40 + len(rows) * (bar_height + gap)
-    most = max((row.commits for row in rows), default=1) or 1
-    scale = (width - label_width - 110) / most
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        f'<text x="10" y="20" font-size="14">e2g coverage by {escape(result.by)}: '
-        f"{result.total.matched}/{result.total.commits} commits matched "
-        f"({result.total.share:.0%})</text>",
-    ]
-    for index, row in enumerate(rows):
-        y = 34 + index * (bar_height + gap)
-        full, done = row.commits * scale, row.matched * scale
-        parts += [
-            f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{escape(row.key[:30])}</text>',
-            f'<rect x="{label_width}" y="{y}" width="{full:.1f}" height="{bar_height}" fill="#d8dee9"/>',
-            f'<rect x="{label_width}" y="{y}" width="{done:.1f}" height="{bar_height}" fill="#5e81ac"/>',
-            f'<text x="{label_width + full + 6:.1f}" y="{y + 13}">{row.matched}/{row.commits} ({row.share:.0%})</text>',
-        ]
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"

@@ -143,7 +143,7 @@ def link(
 ) -> None:
     """Show the postings and threads that carried one commit."""
     from e2g.api.link import link as link_commit
-    from e2g.api.link import link_json
+    from e2g.render import link_json
 
     result = link_commit(
         state.settings(), rev, repo=repo, ignore_trailers=ignore_trailers
@@ -194,6 +194,7 @@ def match(
     """Match every non-merge commit of a range and store the links."""
     from e2g.api.link import Matched
     from e2g.api.link import match as match_range
+    from e2g.render import link_json
 
     with output.ProgressBar("match", enabled=not state.quiet) as bar:
 
@@ -212,7 +213,7 @@ def match(
             ignore_trailers=ignore_trailers,
             jobs=jobs,
             on_result=on_result,
-            as_json=jsonl,
+            to_json=link_json if jsonl else None,
         )
     if not state.quiet:
         output.err(_summary(summary))
@@ -269,8 +270,8 @@ def stats(
     ] = None,
 ) -> None:
     """Coverage of the matched commits, as a table, JSON or a bar chart."""
-    from e2g.api.stats import render_svg
     from e2g.api.stats import stats as coverage
+    from e2g.render import render_svg, stats_json
 
     result = coverage(state.settings(), repo=repo, by=str(by), depth=depth)
     if svg is not None:
@@ -282,7 +283,7 @@ def stats(
                 "pass an --svg path in a writable directory"
             ) from None
     if as_json:
-        output.json_line(result.as_json())
+        output.json_line(stats_json(result))
     else:
         _render_stats(result)
 

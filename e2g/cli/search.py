@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.api import core as api
-from e2g.api.core import hit_json
 from e2g.cli import output
 from e2g.cli.context import state
+from e2g.render import hit_json
 
 if TYPE_CHECKING:
     from e2g.index.fulltext import SearchHit

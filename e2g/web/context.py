@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Protocol
 import jinja2
 from fastapi import Query, Request
 
+import e2g.render
 from e2g.config import Settings
 from e2g.model import LinkResult
 from e2g.web.render import is_full_sha
@@ -41,7 +42,8 @@ class Linking(Protocol):
 
 
 class ApiLinking:
-    """The real thing, imported on first use: it pulls in GitPython and the matcher."""
+    """The real thing, imported on first use: it pulls in GitPython and the matcher.
+    The shapes are e2g.render's, as the CLI's."""
 
     def link(self, settings: Settings, rev: str, *, repo: Path) -> LinkResult:
         from e2g.api.link import link
@@ -49,9 +51,7 @@ class ApiLinking:
         return link(settings, rev, repo=repo)
 
     def link_json(self, result: LinkResult) -> dict[str, Any]:
-        from e2g.api.link import link_json
-
-        return link_json(result)
+        return e2g.render.link_json(result)
 
     def stats(self, settings: Settings, *, repo: Path, by: str, depth: int) -> Any:
         from e2g.api.stats import stats
@@ -59,9 +59,7 @@ class ApiLinking:
         return stats(settings, repo=repo, by=by, depth=depth)
 
     def render_svg(self, result: Any) -> str:
-        from e2g.api.stats import render_svg
-
-        return render_svg(result)
+        return e2g.render.render_svg(result)
 
 
 def store_signature(settings: Settings) -> tuple[int, ...]:

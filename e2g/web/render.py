@@ -1,7 +1,8 @@
-"""Pure helpers the pages and the API share: input checks, box routing, safe URLs,
-diff line classes, and the JSON shapes of messages, threads and search hits.
+"""Pure helpers the pages and the API share: input checks, box routing, safe URLs and
+diff line classes. The JSON shapes (messages, threads, commits, search hits, stats)
+are `e2g.render`'s, shared with the CLI.
 
-No IO and no framework types: strings and e2g values in, strings and dicts out.
+No IO and no framework types: strings in, strings and small values out.
 """
 
 from __future__ import annotations
@@ -9,12 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from urllib.parse import quote, urlsplit
 
-from e2g.api.threads import MessageView, ThreadNode, ThreadView
-from e2g.config import Settings
-from e2g.index.store import StoredMessage
 from e2g.mail import msgid
 
 MAX_REV = 200
@@ -149,86 +146,3 @@ def diff_lines(diff: str) -> Iterator[tuple[str, str]]:
             yield "del", line
         else:
             yield "ctx", line
-
-
-def iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment else None
-
-
-# --- JSON shapes ---------------------------------------------------------------------
-
-
-def _first_list(message: StoredMessage) -> str | None:
-    return message.lists[0] if message.lists else message.list_id
-
-
-def message_summary(message: StoredMessage, settings: Settings) -> dict[str, object]:
-    patch_author = None
-    if message.patch_author_email:
-        patch_author = {
-            "name": message.patch_author_name or "",
-            "email": message.patch_author_email,
-        }
-    return {
-        "message_id": message.message_id,
-        "subject": message.subject,
-        "author": {"name": message.author_name, "email": message.author_email},
-        "patch_author": patch_author,
-        "date": iso(message.date),
-        "date_raw": message.date_raw,
-        "date_source": message.date_source,
-        "date_corrected": message.date_corrected,
-        "lists": list(message.lists),
-        "kind": message.kind,
-        "version": message.version,
-        "part": message.part,
-        "total": message.total,
-        "parent_id": message.parent_id,
-        "thread_root": message.thread_root,
-        "files": list(message.files),
-        "added": message.added,
-        "removed": message.removed,
-        "patch_id": message.patch_id,
-        "pull": {"url": message.pull_url, "ref": message.pull_ref}
-        if message.pull_url
-        else None,
-        "url": settings.url_for(message.message_id, _first_list(message)),
-    }
-
-
-def node_json(node: ThreadNode, settings: Settings) -> dict[str, object]:
-    data = message_summary(node.message, settings)
-    data["trailers"] = [{"key": t.key, "value": t.value} for t in node.trailers]
-    data["shown"] = node.shown
-    if node.shown:
-        data["body"] = node.message.body
-        data["diff"] = node.diff
-        data["diff_truncated"] = node.diff_truncated
-    return data
-
-
-def message_json(view: MessageView, settings: Settings) -> dict[str, object]:
-    data = node_json(view.node, settings)
-    data["replies"] = view.replies
-    return data
-
-
-def thread_json(view: ThreadView, settings: Settings) -> dict[str, object]:
-    messages = []
-    for node in view.nodes:
-        data = node_json(node, settings)
-        data.update(
-            depth=node.depth,
-            parent_missing=node.parent_missing,
-            loop=node.loop,
-            focus=node.focus,
-        )
-        messages.append(data)
-    return {
-        "root": view.root,
-        "focus": view.focus,
-        "total": view.total,
-        "truncated": view.truncated,
-        "root_missing": view.root_missing,
-        "messages": messages,
-    }

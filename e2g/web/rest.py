@@ -1,6 +1,6 @@
 """The JSON API under /api/v1/: commits, messages, threads, search, stats.
 
-Objects are the same as the CLI's `--json` output (`link_json`, the search hit shape).
+Objects are the same as the CLI's `--json` output: the shapes of `e2g.render`.
 Every failure answers with the one error shape, documented in the OpenAPI schema.
 """
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from e2g import api, errors
 from e2g.api import threads
-from e2g.api.core import hit_json
+from e2g.render import hit_json, message_json, stats_json, thread_json
 from e2g.web.context import (
     Linking,
     StatsBy,
@@ -25,12 +25,7 @@ from e2g.web.context import (
     stats_result,
     web_context,
 )
-from e2g.web.render import (
-    check_message_id,
-    check_rev,
-    message_json,
-    thread_json,
-)
+from e2g.web.render import check_message_id, check_rev
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000
@@ -122,4 +117,4 @@ def stats(
     context: Context, links: Links, by: StatsBy = "dir", depth: StatsDepth = 1
 ) -> JSONResponse:
     result = stats_result(context, links, by, depth)
-    return JSONResponse(result.as_json())
+    return JSONResponse(stats_json(result))

@@ -11,8 +11,9 @@ import pytest
 
 from e2g import config
 from e2g.api.core import ingest
-from e2g.api.link import link, link_json, match
-from e2g.api.stats import render_svg, stats
+from e2g.api.link import link, match
+from e2g.api.stats import stats
+from e2g.render import link_json, render_svg
 from tests.conftest import SAMPLE
 
 EXPECTED = json.loads((SAMPLE / "expected.json").read_text())

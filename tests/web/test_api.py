@@ -6,8 +6,9 @@ from urllib.parse import quote
 
 import pytest
 
-from e2g.api.link import link, link_json
+from e2g.api.link import link
 from e2g.api.stats import GROUPINGS
+from e2g.render import link_json
 from e2g.web.context import StatsBy
 
 from .conftest import WebData

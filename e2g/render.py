@@ -1,0 +1,230 @@
+"""The JSON and SVG shapes that the CLI and the web share: every page's JSON twin.
+
+`e2g link --json` and /api/v1/commits (`link_json`), `e2g search --json` and
+/api/v1/search's hits (`hit_json`), `e2g stats --json` and /api/v1/stats
+(`stats_json`), `e2g stats --svg` and /stats.svg (`render_svg`), and the messages and
+threads of /api/v1/messages and /api/v1/threads (`message_json`, `thread_json`).
+
+`e2g.api` returns values; this module turns them into dicts and text, and nothing
+else: no IO, no framework types. It sits between the front ends (`e2g.cli`,
+`e2g.web`) and `e2g.api` in the layers, so the api never imports it: a caller that
+wants JSON made in `e2g match`'s workers passes `link_json` down as a function.
+Importing it is cheap (the api's types are only named for the type checker), so
+`e2g search` still starts without GitPython and the matcher.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from html import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from e2g.api.stats import StatsResult, StatsRow
+    from e2g.api.threads import MessageView, ThreadNode, ThreadView
+    from e2g.config import Settings
+    from e2g.index.fulltext import SearchHit
+    from e2g.model import LinkResult, StoredMessage
+
+
+def iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+# --- commits, search hits, coverage ---------------------------------------------------
+
+
+def link_json(result: LinkResult) -> dict[str, object]:
+    """The stable JSON object of `e2g link --json` and `/api/v1/commits/{rev}`."""
+    commit = result.commit
+    return {
+        "commit": commit.sha,
+        "subject": commit.subject,
+        "author": f"{commit.author.name} <{commit.author.email}>",
+        "author_date": commit.author_date.isoformat(),
+        "commit_date": commit.commit_date.isoformat(),
+        "files": list(commit.files),
+        "status": result.status,
+        "postings": [
+            {
+                "message_id": posting.message_id,
+                "list": posting.lists[0] if posting.lists else None,
+                "lists": list(posting.lists),
+                "subject": posting.subject,
+                "date": posting.date.isoformat() if posting.date else None,
+                "author": f"{posting.author.name} <{posting.author.email}>",
+                "version": posting.version,
+                "kind": posting.kind,
+                "applied": posting.applied,
+                "method": posting.method,
+                "score": posting.score,
+                "url": posting.url,
+                "thread_root": posting.thread_root,
+                "replies": posting.replies,
+                "participants": list(posting.participants),
+                "reviewers": list(posting.reviewers),
+                "evidence": [evidence.detail for evidence in posting.evidence],
+            }
+            for posting in result.postings
+        ],
+        "rejected": [
+            {
+                "message_id": r.message_id,
+                "subject": r.subject,
+                "score": r.score,
+                "reason": r.reason,
+            }
+            for r in result.rejected
+        ],
+        "note": result.note,
+    }
+
+
+def hit_json(hit: SearchHit, settings: Settings) -> dict[str, object]:
+    """One search hit as `e2g search --json` and `/api/v1/search` give it."""
+    first_list = hit.lists[0] if hit.lists else None
+    return {
+        "message_id": hit.message_id,
+        "subject": hit.subject,
+        "author": f"{hit.author_name} <{hit.author_email}>"
+        if hit.author_name
+        else hit.author_email,
+        "author_name": hit.author_name,
+        "author_email": hit.author_email,
+        "date": hit.date.isoformat() if hit.date else None,
+        "list": first_list,
+        "lists": list(hit.lists),
+        "kind": hit.kind,
+        "version": hit.version,
+        "files": list(hit.files),
+        "thread_root": hit.thread_root,
+        "score": round(hit.score, 4),
+        "url": settings.url_for(hit.message_id, first_list),
+    }
+
+
+def stats_row_json(row: StatsRow) -> dict[str, object]:
+    return {
+        "key": row.key,
+        "commits": row.commits,
+        "matched": row.matched,
+        "share": round(row.share, 4),
+        "by_method": dict(row.by_method),
+    }
+
+
+def stats_json(result: StatsResult) -> dict[str, object]:
+    """Coverage as `e2g stats --json` and `/api/v1/stats` give it."""
+    return {
+        "by": result.by,
+        "total": stats_row_json(result.total),
+        "rows": [stats_row_json(row) for row in result.rows],
+    }
+
+
+def render_svg(result: StatsResult, *, limit: int = 40) -> str:
+    """A horizontal bar chart: one bar per row, length = commits, filled part = matched.
+
+    Every label is XML-escaped."""
+    rows = result.rows[:limit]
+    width, label_width, bar_height, gap = 760, 200, 18, 6
+    height = 40 + len(rows) * (bar_height + gap)
+    most = max((row.commits for row in rows), default=1) or 1
+    scale = (width - label_width - 110) / most
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<text x="10" y="20" font-size="14">e2g coverage by {escape(result.by)}: '
+        f"{result.total.matched}/{result.total.commits} commits matched "
+        f"({result.total.share:.0%})</text>",
+    ]
+    for index, row in enumerate(rows):
+        y = 34 + index * (bar_height + gap)
+        full, done = row.commits * scale, row.matched * scale
+        parts += [
+            f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{escape(row.key[:30])}</text>',
+            f'<rect x="{label_width}" y="{y}" width="{full:.1f}" height="{bar_height}" fill="#d8dee9"/>',
+            f'<rect x="{label_width}" y="{y}" width="{done:.1f}" height="{bar_height}" fill="#5e81ac"/>',
+            f'<text x="{label_width + full + 6:.1f}" y="{y + 13}">{row.matched}/{row.commits} ({row.share:.0%})</text>',
+        ]
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+# --- messages and threads -------------------------------------------------------------
+
+
+def _first_list(message: StoredMessage) -> str | None:
+    return message.lists[0] if message.lists else message.list_id
+
+
+def message_summary(message: StoredMessage, settings: Settings) -> dict[str, object]:
+    patch_author = None
+    if message.patch_author_email:
+        patch_author = {
+            "name": message.patch_author_name or "",
+            "email": message.patch_author_email,
+        }
+    return {
+        "message_id": message.message_id,
+        "subject": message.subject,
+        "author": {"name": message.author_name, "email": message.author_email},
+        "patch_author": patch_author,
+        "date": iso(message.date),
+        "date_raw": message.date_raw,
+        "date_source": message.date_source,
+        "date_corrected": message.date_corrected,
+        "lists": list(message.lists),
+        "kind": message.kind,
+        "version": message.version,
+        "part": message.part,
+        "total": message.total,
+        "parent_id": message.parent_id,
+        "thread_root": message.thread_root,
+        "files": list(message.files),
+        "added": message.added,
+        "removed": message.removed,
+        "patch_id": message.patch_id,
+        "pull": {"url": message.pull_url, "ref": message.pull_ref}
+        if message.pull_url
+        else None,
+        "url": settings.url_for(message.message_id, _first_list(message)),
+    }
+
+
+def node_json(node: ThreadNode, settings: Settings) -> dict[str, object]:
+    data = message_summary(node.message, settings)
+    data["trailers"] = [{"key": t.key, "value": t.value} for t in node.trailers]
+    data["shown"] = node.shown
+    if node.shown:
+        data["body"] = node.message.body
+        data["diff"] = node.diff
+        data["diff_truncated"] = node.diff_truncated
+    return data
+
+
+def message_json(view: MessageView, settings: Settings) -> dict[str, object]:
+    data = node_json(view.node, settings)
+    data["replies"] = view.replies
+    return data
+
+
+def thread_json(view: ThreadView, settings: Settings) -> dict[str, object]:
+    messages = []
+    for node in view.nodes:
+        data = node_json(node, settings)
+        data.update(
+            depth=node.depth,
+            parent_missing=node.parent_missing,
+            loop=node.loop,
+            focus=node.focus,
+        )
+        messages.append(data)
+    return {
+        "root": view.root,
+        "focus": view.focus,
+        "total": view.total,
+        "truncated": view.truncated,
+        "root_missing": view.root_missing,
+        "messages": messages,
+    }
