@@ -36,7 +36,4 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'e2g.api' has no attribute {name!r}")
-    # `link` and `stats` are also submodule names: their functions are exported as
-    # `link_commit` and `coverage` so that importing a submodule cannot shadow them.
-    target = {"link_commit": "link", "coverage": "stats"}.get(name, name)
-    return getattr(importlib.import_module(f"e2g.api.{module}"), target)
+    return getattr(importlib.import_module(f"e2g.api.{module}"), name)
