@@ -25,7 +25,6 @@ from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
-from e2g.ingest import processes
 from e2g.mail.patch import diff_lines
 from e2g.matcher import batch
 from e2g.matcher.batch import Matched, outside_archive, outside_text, request_for
@@ -176,7 +175,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
             max_seq,
             to_json,
         )
-        for answer in batch.results(job, todo, jobs=jobs, context=processes.context):
+        for answer in batch.results(job, todo, jobs=jobs):
             _count(summary, answer)
             pending.append(answer.rows)
             if len(pending) >= BATCH:

@@ -368,6 +368,8 @@ def _date_values(searcher: Searcher) -> array[int]:
     return values
 
 
+# Reading the column file directly: 0.5 ms instead of 106 ms for 100,000 documents,
+# once per searcher, for every newest-first search (benchmarks/tricks.py).
 def _column_array(column: Any, count: int) -> array[int]:
     """A numeric column as an array: its raw big-endian bytes when we can reach them
     (one read instead of one struct.unpack per document), else value by value."""

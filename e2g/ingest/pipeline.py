@@ -30,14 +30,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from e2g import faults
+from e2g import faults, processes
 from e2g.archives.detect import Source, detect_sources, read_source
 from e2g.errors import E2gError, Interrupted, notice
 from e2g.index.fulltext import IndexMark, read_mark, rebuild
 from e2g.index.schema import BODIES_KEY, WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
-from e2g.ingest import processes
 from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.mail.message import parse_message
 from e2g.mail.patch import file_weights

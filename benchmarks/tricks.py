@@ -1,0 +1,250 @@
+"""Whether each speed trick in e2g still pays: the same work with the trick and without.
+
+    python benchmarks/tricks.py --data-dir STORE_DIR --repo REPO [--commits N] [--rounds R]
+
+A speed trick stays in e2g only where this shows it pays (STYLE: "one home per rule";
+a trick's figure is cited in a one-line comment next to it). Each row runs the same
+work with the trick (as shipped) and with the plain way, `--rounds` times each,
+alternating, and prints the best time of each and the saving. In-process; the
+machine should be otherwise idle.
+
+- match, prepared-lines cache: `Matcher.match` over the repository's newest commits
+  (trailers ignored, as the heuristics are the cost), with `matcher.similarity`
+  keeping what it derives from a line list per object (by identity) against
+  deriving it anew.
+- pickle, Compact: pickling postings (frozen slotted dataclasses) with
+  `model.Compact.__reduce__` against the dataclass default.
+- search, date column: reading the index's date column for newest-first sorting
+  through Whoosh's column file directly against the public per-document reader.
+
+Tricks this removed (2026-12-04, liburing, 600 commits, 5 rounds): padding SQL IN
+lists to a power of two saved 1.7% of a match run, and a ForkingPickler reducer for
+timezones 0.4% of pickling 20,000 offset datetimes; both went.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from e2g import config, model
+from e2g.api.link import request_for
+from e2g.git.repo import Repo
+from e2g.index import fulltext
+from e2g.index.store import Store
+from e2g.mail.patch import diff_lines
+from e2g.matcher import similarity
+from e2g.matcher.cascade import Matcher
+from e2g.model import Address, Posting
+
+
+def best_of(rounds: int, runs: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """The best wall time of each run, the runs alternating round by round, after
+    one untimed round (files in the page cache, imports and caches warm)."""
+    for run in runs.values():
+        run()
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
+
+@contextmanager
+def patched(owner: object, name: str, value: object) -> Iterator[None]:
+    old = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, old)
+
+
+class Unprepared:
+    """similarity._Prepared without its memory: derives anew on every call."""
+
+    def __init__(self, make: Callable[[object], object]) -> None:
+        self._make = make
+
+    def __call__(self, source: object) -> object:
+        return self._make(source)
+
+
+def match_runs(
+    data_dir: Path, repo: Path, commits: int
+) -> dict[str, Callable[[], object]]:
+    settings = config.resolve(data_dir=data_dir)
+    repository = Repo.open(repo)
+    shas = repository.rev_list([])[:commits]
+    with repository.reader() as reader:
+        requests = [
+            request_for(c, ignore_trailers=True, lines=lines)
+            for c, lines in reader.read(shas)
+        ]
+
+    def run() -> None:
+        with Store(settings.store_path) as opened:
+            matcher = Matcher(opened, lines_of=diff_lines, url_for=settings.url_for)
+            for request in requests:
+                matcher.match(request)
+
+    def without_prepared() -> None:
+        side, totals = similarity._side, similarity._totals
+        with (
+            patched(similarity, "_side", Unprepared(side._make)),
+            patched(similarity, "_totals", Unprepared(totals._make)),
+        ):
+            run()
+
+    return {"shipped": run, "no prepared cache": without_prepared}
+
+
+def postings(count: int) -> list[Posting]:
+    return [
+        Posting(
+            message_id=f"{n}@example.org",
+            subject=f"[PATCH v2 {n % 9}/9] io_uring: fix {n}",
+            date=datetime(2024, 1, 1, tzinfo=UTC),
+            author=Address("Jane Doe", "jane@example.org"),
+            lists=("io-uring.vger.kernel.org",),
+            version=2,
+            kind=model.Kind.PATCH,
+            applied=n % 2 == 0,
+            method="patch-id",
+            score=1.0,
+            url=f"https://lore.kernel.org/r/{n}@example.org",
+            thread_root=f"{n}@example.org",
+        )
+        for n in range(count)
+    ]
+
+
+def pickle_runs() -> dict[str, dict[str, Callable[[], object]]]:
+    made = postings(20_000)
+
+    def default_postings() -> None:
+        reduce = model.Compact.__reduce__
+        del model.Compact.__reduce__  # type: ignore[misc]
+        try:
+            pickle.dumps(made, pickle.HIGHEST_PROTOCOL)
+        finally:
+            model.Compact.__reduce__ = reduce  # type: ignore[method-assign]
+
+    return {
+        "pickle, Compact": {
+            "shipped": lambda: pickle.dumps(made, pickle.HIGHEST_PROTOCOL),
+            "default": default_postings,
+        },
+    }
+
+
+def column_runs(count: int) -> dict[str, Callable[[], object]]:
+    directory = Path(tempfile.mkdtemp(prefix="e2g-tricks-")) / "fulltext"
+    docs = (
+        fulltext.IndexDoc(
+            message_id=f"{n}@example.org",
+            subject=f"io_uring: fix {n}",
+            subject_key=f"io_uring: fix {n}",
+            author_name="Jane Doe",
+            author_email="jane@example.org",
+            lists=("io-uring.vger.kernel.org",),
+            date=datetime(2020, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
+            kind=model.Kind.PATCH,
+            version=1,
+            files=("io_uring/net.c",),
+            thread_root=None,
+            body=None,
+            seq=n + 1,
+        )
+        for n in range(count)
+    )
+    fulltext.rebuild(directory, docs)
+    index = fulltext.Fulltext.open(directory, create=False)
+    searcher = index._fresh_searcher()
+
+    def slow(column: object, size: int) -> object:
+        from array import array
+
+        if column is None:
+            return array("q", bytes(8 * size))
+        return array("q", (column[number] for number in range(size)))  # type: ignore[index]
+
+    def public() -> None:
+        with patched(fulltext, "_column_array", slow):
+            fulltext._date_values(searcher)
+
+    return {"shipped": lambda: fulltext._date_values(searcher), "public reader": public}
+
+
+def report(name: str, best: dict[str, float], as_json: bool) -> None:
+    shipped = best["shipped"]
+    for other, seconds in best.items():
+        if other == "shipped":
+            continue
+        saving = 1 - shipped / seconds if seconds else 0.0
+        row = {
+            "trick": name,
+            "against": other,
+            "shipped_s": round(shipped, 4),
+            "plain_s": round(seconds, 4),
+            "saving": round(saving, 3),
+        }
+        if as_json:
+            print(json.dumps(row))
+        else:
+            print(
+                f"{name:28} shipped {shipped:8.4f} s   {other:18} {seconds:8.4f} s   saves {saving:6.1%}"
+            )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data-dir", type=Path, required=True, help="an e2g data dir (store and index)"
+    )
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        required=True,
+        help="the git repository the store's lists carry",
+    )
+    parser.add_argument(
+        "--commits", type=int, default=600, help="newest commits to match (default 600)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="runs of each variant (best counts)"
+    )
+    parser.add_argument(
+        "--docs", type=int, default=100_000, help="index documents for the date column"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    options = parser.parse_args(argv)
+    print(
+        "e2g speed tricks: the same work with and without each (best of rounds)",
+        file=sys.stderr,
+    )
+    runs = match_runs(options.data_dir, options.repo, options.commits)
+    best = best_of(options.rounds, runs)
+    report("match, prepared-lines cache", best, options.json)
+    for name, variants in pickle_runs().items():
+        report(name, best_of(options.rounds, variants), options.json)
+    report(
+        "search, date column",
+        best_of(options.rounds, column_runs(options.docs)),
+        options.json,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
