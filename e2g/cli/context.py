@@ -14,9 +14,16 @@ class State:
         self.data_dir: Path | None = None
         self.quiet = False
         self.verbose = 0
+        self._settings: dict[tuple[Path | None, bool | None], config.Settings] = {}
 
     def settings(self, *, index_bodies: bool | None = None) -> config.Settings:
-        return config.resolve(data_dir=self.data_dir, index_bodies=index_bodies)
+        """The resolved settings: the environment and config file are read once."""
+        key = (self.data_dir, index_bodies)
+        if key not in self._settings:
+            self._settings[key] = config.resolve(
+                data_dir=self.data_dir, index_bodies=index_bodies
+            )
+        return self._settings[key]
 
 
 state = State()
