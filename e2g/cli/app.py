@@ -73,9 +73,7 @@ def global_options(
         ),
     ] = False,
 ) -> None:
-    state.data_dir = data_dir
-    state.quiet = quiet
-    state.verbose = verbose
+    state.start(data_dir=data_dir, quiet=quiet, verbose=verbose)
     level = (
         logging.ERROR
         if quiet
