@@ -195,6 +195,24 @@ MIGRATIONS: tuple[str, ...] = (
         message_id TEXT NOT NULL
     );
     """,
+    # 5: raw mail is compressed in blocks of consecutive messages, not one by one:
+    # replies quote what came before and a series repeats its headers, which zstd
+    # finds only within one frame (io-uring: 2.7x one by one, 4.2x in blocks of 64).
+    # Rows stored before stay in `raw` and are read from there.
+    """
+    CREATE TABLE raw_blocks (
+        id INTEGER PRIMARY KEY,
+        dict_id INTEGER,
+        data BLOB NOT NULL
+    );
+    CREATE TABLE raw_parts (
+        seq INTEGER PRIMARY KEY REFERENCES messages(seq) ON DELETE CASCADE,
+        block INTEGER NOT NULL REFERENCES raw_blocks(id),
+        start INTEGER NOT NULL,
+        size INTEGER NOT NULL
+    );
+    CREATE INDEX raw_parts_block ON raw_parts(block);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -175,6 +175,7 @@ class Store:
         self.path = path
         self._connection: sqlite3.Connection = connect(path, readonly=True)
         self._codec: Codec | None = None
+        self._last_block: tuple[int, bytes] | None = None
 
     def __enter__(self) -> Store:
         return self
@@ -389,10 +390,29 @@ class Store:
         return found
 
     def raw(self, seq: int) -> bytes | None:
-        row = self._connection.execute(
+        """The message's bytes as the archive held them (None: not stored)."""
+        part = self._connection.execute(
+            "SELECT block, start, size FROM raw_parts WHERE seq = ?", (seq,)
+        ).fetchone()
+        if part is not None:
+            block, start, size = (int(value) for value in part)
+            return self._raw_block(block)[start : start + size]
+        row = self._connection.execute(  # stored before schema 5: one by one
             "SELECT dict_id, data FROM raw WHERE seq = ?", (seq,)
         ).fetchone()
         return None if row is None else self.codec.decompress(bytes(row[1]), row[0])
+
+    def _raw_block(self, block: int) -> bytes:
+        """A decompressed block of raw mail; the last one read is kept, since
+        neighbouring messages (a thread, a series) are often read together."""
+        if self._last_block is not None and self._last_block[0] == block:
+            return self._last_block[1]
+        dict_id, data = self._connection.execute(
+            "SELECT dict_id, data FROM raw_blocks WHERE id = ?", (block,)
+        ).fetchone()
+        found = self.codec.decompress(bytes(data), dict_id)
+        self._last_block = (block, found)
+        return found
 
     def diff(self, seq: int) -> str | None:
         return stored_diff(self._connection, self.codec, seq)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +47,10 @@ class BatchResult:
 
 
 LOCK_NAME = "ingest.lock"
+# Raw mail per compressed block: 64 messages gave 4.2x on io-uring where one by one
+# gave 2.7x; larger blocks gain little (256: 4.5x) and cost more to read one message.
+BLOCK_MESSAGES = 64
+BLOCK_BYTES = 1 << 20
 
 
 def _epoch(value: datetime | None) -> int | None:
@@ -68,6 +72,7 @@ class StoreWriter:
         self.codec = Codec(self.connection)
         self._series = SeriesAssigner(self.connection)
         self._deleted_high = int(read_meta(self.connection, DELETED_SEQ_KEY) or 0)
+        self._raw: list[tuple[int, bytes]] = []  # this batch's, until its blocks
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -152,6 +157,7 @@ class StoreWriter:
     ) -> BatchResult:
         """Write one batch and the source's checkpoint in a single transaction."""
         result = BatchResult()
+        self._raw = []  # nothing of a batch that failed before its blocks
         with transaction(self.connection, self.path):
             self.codec.maybe_train(
                 [item.raw.data for item in items if not item.deleted]
@@ -161,6 +167,7 @@ class StoreWriter:
                     self._delete(item.message.message_id, result)
                 else:
                     self._write_one(item, result)
+            self._write_raw_blocks()
             for bad in malformed:
                 result.malformed_new += self._write_malformed(bad)
             if token is not None:
@@ -231,10 +238,7 @@ class StoreWriter:
     def _insert_details(self, seq: int, item: BatchItem) -> None:
         message = item.message
         self._add_sighting(seq, item)
-        self.connection.execute(
-            "INSERT INTO raw(seq, dict_id, data) VALUES (?, ?, ?)",
-            (seq, self.codec.dict_id, self.codec.compress(item.raw.data)),
-        )
+        self._raw.append((seq, item.raw.data))
         if message.patch is not None:
             self.connection.executemany(
                 "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, "
@@ -323,6 +327,26 @@ class StoreWriter:
                 return str(row[0])
         return threads.ghost_root(own, parent, references)
 
+    def _write_raw_blocks(self) -> None:
+        """The batch's new messages' raw bytes, in blocks of consecutive messages."""
+        pending, self._raw = self._raw, []
+        for block in _blocks(pending):
+            data = b"".join(raw for _, raw in block)
+            cursor = self.connection.execute(
+                "INSERT INTO raw_blocks(dict_id, data) VALUES (?, ?)",
+                (self.codec.dict_id, self.codec.compress(data)),
+            )
+            block_id = cursor.lastrowid
+            start = 0
+            rows = []
+            for seq, raw in block:
+                rows.append((seq, block_id, start, len(raw)))
+                start += len(raw)
+            self.connection.executemany(
+                "INSERT INTO raw_parts(seq, block, start, size) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
     def _delete(self, message_id: str, result: BatchResult) -> None:
         row = self.connection.execute(
             "SELECT seq FROM messages WHERE message_id = ?", (message_id,)
@@ -330,7 +354,18 @@ class StoreWriter:
         if row is None:
             return
         seq = int(row[0])
+        if self._raw:  # a message written earlier in this batch may be the one
+            self._write_raw_blocks()
+        block = self.connection.execute(
+            "SELECT block FROM raw_parts WHERE seq = ?", (seq,)
+        ).fetchone()
         self.connection.execute("DELETE FROM messages WHERE seq = ?", (seq,))
+        if block is not None:  # a block none of whose messages is left goes too
+            self.connection.execute(
+                "DELETE FROM raw_blocks WHERE id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM raw_parts WHERE block = ?)",
+                (block[0], block[0]),
+            )
         result.deleted.append(message_id)
         self._journal(message_id)
         if seq > self._deleted_high:
@@ -428,3 +463,23 @@ def writer_running(data_dir: Path) -> bool:
     except PermissionError:
         return True  # alive, and someone else's
     return True
+
+
+def _blocks(
+    pending: Sequence[tuple[int, bytes]],
+) -> Iterator[Sequence[tuple[int, bytes]]]:
+    """Consecutive runs of at most BLOCK_MESSAGES messages and about BLOCK_BYTES
+    (a larger message is a block of its own): reading one message decompresses
+    its block, so a block stays small enough to read for one message."""
+    start = 0
+    while start < len(pending):
+        end, size = start, 0
+        while (
+            end < len(pending)
+            and end - start < BLOCK_MESSAGES
+            and (end == start or size + len(pending[end][1]) <= BLOCK_BYTES)
+        ):
+            size += len(pending[end][1])
+            end += 1
+        yield pending[start:end]
+        start = end

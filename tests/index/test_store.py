@@ -84,6 +84,106 @@ def test_raw_bytes_and_diff_round_trip(tmp_path: Path) -> None:
         assert store_sql(store.path, "SELECT COUNT(*) FROM zdicts")[0][0] == 1
 
 
+def test_raw_mail_in_blocks_reads_back_every_message(tmp_path: Path) -> None:
+    """Raw bytes are kept in compressed blocks of consecutive messages: every
+    message reads back byte for byte, in any order, a message over the block size
+    is a block of its own, and blocks are smaller than the messages one by one."""
+    from e2g.index.store_writer import BLOCK_BYTES, BLOCK_MESSAGES
+
+    path = tmp_path / "s.sqlite3"
+    items = [
+        _item(n, subject=f"[PATCH] mm: fix {n}", body=patch_body(n))
+        for n in range(1, 2 * BLOCK_MESSAGES + 10)
+    ]
+    huge = _item(9999, body="y" * (BLOCK_BYTES + 10) + "\n")
+    items.insert(70, huge)
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+    with Store(path) as store:
+        seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
+        for item in [*reversed(items), *items[::7]]:
+            assert store.raw(seqs[item.message.message_id]) == item.raw.data
+        sizes = store_sql(
+            store.path,
+            "SELECT COUNT(*), MAX(n) FROM (SELECT COUNT(*) AS n FROM "
+            "raw_parts GROUP BY block)",
+        )[0]
+        alone = store_sql(
+            store.path,
+            "SELECT COUNT(*) FROM raw_parts WHERE block IN (SELECT block FROM "
+            "raw_parts WHERE seq = ?)",
+            (seqs["msg9999@example.org"],),
+        )[0][0]
+        stored = store_sql(store.path, "SELECT SUM(LENGTH(data)) FROM raw_blocks")[0][0]
+    assert sizes[0] >= 3 and sizes[1] <= BLOCK_MESSAGES
+    assert alone == 1
+    assert stored < sum(len(item.raw.data) for item in items) / 3
+
+
+def test_a_deleted_message_leaves_its_block_neighbours_and_no_empty_block(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    items = [_item(n) for n in range(1, 4)]
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+        for gone in items[:2]:
+            writer.write_batch(
+                [BatchItem(gone.message, gone.raw, gone.list_name, deleted=True)],
+                source="t",
+                token=None,
+                now=NOW,
+            )
+    with Store(path) as store:
+        (left,) = stored_where(store, "1")
+        assert store.raw(left.seq) == items[2].raw.data
+        assert store_sql(store.path, "SELECT COUNT(*) FROM raw_blocks")[0][0] == 1
+    with StoreWriter(path) as writer:
+        gone = items[2]
+        writer.write_batch(
+            [BatchItem(gone.message, gone.raw, gone.list_name, deleted=True)],
+            source="t",
+            token=None,
+            now=NOW,
+        )
+    assert store_sql(path, "SELECT COUNT(*) FROM raw_blocks")[0][0] == 0
+    assert store_sql(path, "SELECT COUNT(*) FROM raw_parts")[0][0] == 0
+
+
+def test_raw_mail_stored_one_by_one_before_schema_5_still_reads(tmp_path: Path) -> None:
+    """A store written before blocks keeps its rows in `raw`; after the migration
+    they read as before, and new mail goes to blocks."""
+    path = tmp_path / "s.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;" + ";".join(MIGRATIONS[:4]) + ";PRAGMA user_version = 4;COMMIT;"
+    )
+    old.close()
+    first = _item(1)
+    with StoreWriter(path) as writer:
+        writer.write_batch([first], source="t", token=None, now=NOW)
+    # Move the row back to how schema 4 kept it: one zstd frame in `raw`.
+    import zstandard
+
+    connection = sqlite3.connect(path)
+    connection.execute("DELETE FROM raw_parts")
+    connection.execute("DELETE FROM raw_blocks")
+    connection.execute(
+        "INSERT INTO raw(seq, dict_id, data) SELECT seq, NULL, ? FROM messages",
+        (zstandard.ZstdCompressor().compress(first.raw.data),),
+    )
+    connection.commit()
+    connection.close()
+    second = _item(2)
+    with StoreWriter(path) as writer:
+        writer.write_batch([second], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
+        assert store.raw(seqs["msg1@example.org"]) == first.raw.data
+        assert store.raw(seqs["msg2@example.org"]) == second.raw.data
+    assert store_sql(path, "SELECT COUNT(*) FROM raw_parts")[0][0] == 1
+
+
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with StoreWriter(path), pytest.raises(StoreError, match="another e2g is writing"):
