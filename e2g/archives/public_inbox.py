@@ -178,7 +178,7 @@ def _walk(
     with _git(epoch.git_dir, command, stdin=None) as process:
         assert process.stdout is not None
         first = True
-        empty = 0
+        empty, lost = 0, 0
         for line in process.stdout:
             commit, *parents = line.decode("ascii", "replace").split()
             if first and since is not None and since not in parents:
@@ -189,18 +189,34 @@ def _walk(
             if blob is None:
                 blob = objects.get(f"{commit}:d")
             if blob is None:
-                empty += 1
+                if _names_a_message(objects.get(f"{commit}^{{tree}}")):
+                    lost += 1
+                else:
+                    empty += 1
                 continue
             yield commit, blob, deleted
         _check_exit(process, epoch.git_dir)
-    if empty:
-        # Every public-inbox v2 commit holds "m" or "d"; others (a lost blob, a
-        # v1 inbox's hashed paths) are counted, never dropped in silence.
+    # Every public-inbox v2 commit holds "m" or "d"; others (a v1 inbox's hashed
+    # paths) and blobs the repository lacks (a partial or damaged clone) are
+    # counted, never dropped in silence.
+    if lost:
         notice.warning(
-            "%s: %d commits hold no message (no m or d blob); they were skipped",
+            "%s: the message blobs of %d commits are missing from the repository "
+            "(a partial or damaged clone); they were skipped",
+            epoch.git_dir,
+            lost,
+        )
+    if empty:
+        notice.warning(
+            "%s: %d commits hold no message (no m or d file); they were skipped",
             epoch.git_dir,
             empty,
         )
+
+
+def _names_a_message(tree: bytes | None) -> bool:
+    """Whether a raw tree object has an entry called m or d (mode, space, name, NUL)."""
+    return tree is not None and (b" m\x00" in tree or b" d\x00" in tree)
 
 
 def _git(
