@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from e2g.index.compression import Codec
+from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta
 from e2g.model import DateSource, Kind, StoredMessage, Trailer
 

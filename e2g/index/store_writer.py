@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from e2g.errors import StoreError
-from e2g.index.compression import Codec
+from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta, transaction
 from e2g.index.schema import DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner

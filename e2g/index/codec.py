@@ -1,4 +1,4 @@
-"""zstd compression of raw messages and diffs, with a dictionary trained on the store's mail.
+"""zstd compression of the store's raw mail and diffs, with a dictionary trained on its mail.
 
 A dictionary trained on a few hundred real messages makes mail ~6x smaller instead of
 ~2.7x (PACKAGES.md). The first dictionary is trained from the first large enough batch
