@@ -1,8 +1,10 @@
 """zstd compression of the store's raw mail and diffs, with a dictionary trained on its mail.
 
-A dictionary trained on a few hundred real messages makes mail ~6x smaller instead of
-~2.7x (PACKAGES.md). The first dictionary is trained from the first large enough batch
-and kept in the `zdicts` table; rows record which dictionary they need.
+The first dictionary is trained from the first large enough batch and kept in the
+`zdicts` table; rows record which dictionary they need. Measured on io-uring mail
+(2026-12-04): one message at a time with the dictionary, 2.7x smaller; the store
+writer's blocks of 64 consecutive messages, 4.2x (PACKAGES.md's ~6x was for small
+messages alone).
 """
 
 from __future__ import annotations
