@@ -13,7 +13,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from e2g import api, errors
+from e2g import errors
+from e2g.api import core as api
 from e2g.api import threads
 from e2g.model import LinkResult, Posting
 from e2g.web.context import (

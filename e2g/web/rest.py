@@ -12,7 +12,8 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from e2g import api, errors
+from e2g import errors
+from e2g.api import core as api
 from e2g.api import threads
 from e2g.render import hit_json, message_json, stats_json, thread_json
 from e2g.web.context import (

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from e2g import api, config
+from e2g import config
+from e2g.api import core as api
+from e2g.api.link import match
 from e2g.web.app import create_app
 
 LIST = "frob-devel.lists.example.org"
@@ -233,7 +235,7 @@ def build(root: Path) -> WebData:
     )
     settings = config.resolve(data_dir=root / "data", env={}, home=root / "home")
     api.ingest(settings, [str(archive)], workers=1)
-    api.match(settings, ["main"], repo=repo, jobs=1)  # stats read what match stored
+    match(settings, ["main"], repo=repo, jobs=1)  # stats read what match stored
     return WebData(
         settings=settings, repo=repo, sha=sha, unposted=unposted, first=first
     )

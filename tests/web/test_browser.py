@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from e2g import api, config
+from e2g import config
+from e2g.api import core as api
 from e2g.web.app import create_app
 
 pytestmark = pytest.mark.browser

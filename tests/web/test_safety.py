@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
-from e2g import api
+from e2g.api import core as api
 from e2g.web.app import CONTENT_SECURITY_POLICY, create_app
 from e2g.web.render import safe_href
 
