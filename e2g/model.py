@@ -198,6 +198,9 @@ class Message:
     pull: PullRequest | None = None
     trailers: tuple[Trailer, ...] = ()  # known trailers of the unquoted commentary
     to: tuple[str, ...] = ()  # addresses in To:/Cc:, bounded
+    # Parts that could not be read within bounds ("attachment truncated", ...):
+    # the mail is kept without them, and the ingest counts them.
+    defects: tuple[str, ...] = ()
 
     @property
     def parent_id(self) -> str | None:

@@ -34,6 +34,15 @@ def _summary(report: IngestReport) -> str:
             for reason, count in report.malformed_reasons.most_common(5)
         )
         text += f"\nmalformed: {reasons}"
+    if report.damaged:
+        reasons = ", ".join(
+            f"{reason}: {count}"
+            for reason, count in report.damaged_reasons.most_common(5)
+        )
+        text += (
+            f"\n{n(report.damaged)} messages kept without a part that could not be "
+            f"read ({reasons})"
+        )
     return text
 
 

@@ -81,11 +81,14 @@ class IngestReport:
     interrupted: bool = False
     weighed: int = 0  # messages stored before schema 3 whose files were weighed now
     malformed_reasons: Counter[str] = field(default_factory=Counter)
+    damaged: int = 0  # messages kept without a part that could not be read
+    damaged_reasons: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)  # damaged input, restarts
 
     def as_dict(self) -> dict[str, object]:
         data = dataclasses.asdict(self)
         data["malformed_reasons"] = dict(self.malformed_reasons)
+        data["damaged_reasons"] = dict(self.damaged_reasons)
         data["elapsed"] = round(self.elapsed, 3)
         return data
 
@@ -310,6 +313,9 @@ class _Run:
             deleted = raw.origin.position.startswith("d:")
             if not deleted:
                 _count(self.report, item)
+            if item.defects:
+                self.report.damaged += 1
+                self.report.damaged_reasons.update(item.defects)
             items.append(
                 BatchItem(
                     item, raw, _list_name(item, raw, source, self.options), deleted

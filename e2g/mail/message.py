@@ -13,7 +13,13 @@ Decisions on odd mail:
   in-body From: line, in that order;
 - MIME trees are walked with an explicit stack, bounded in depth and part count;
 - bytes that are not a mail at all (empty, no header block, none of From, Subject,
-  Date, Message-ID) are Malformed; anything mail-like parses with fallbacks.
+  Date, Message-ID) are Malformed; anything mail-like parses with fallbacks;
+- a patch wrapped in uuencode, gzip or bzip2 (old mail's way to survive mailers, or
+  to save bandwidth) is unwrapped (mail.encoded); a wrapped part that cannot be read
+  within bounds (too large or a decompression bomb, truncated, compressed twice,
+  corrupt) is left out and named in Message.defects: the mail is kept (its author,
+  subject and thread still count), and the ingest counts and reports the defect, so
+  that it is not taken for a mail that simply carries no patch.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from e2g.mail import dates, headers, msgid, trailers
+from e2g.mail import dates, encoded, headers, msgid, trailers
 from e2g.mail.patch import find_patch
 from e2g.mail.pull import find_pull
 from e2g.mail.subject import parse_subject
@@ -75,6 +81,7 @@ _PATCH_TYPES = frozenset(
      "text/diff", "text/patch"}
 )  # fmt: skip
 _PATCH_SUFFIXES = (".patch", ".diff")
+_UU_ENCODINGS = frozenset({"x-uuencode", "uuencode", "x-uue", "uue"})
 _PARAM = re.compile(r";\s*([\w*-]+)\s*=\s*(\"[^\"]*\"?|[^;\s]*)")
 _DIFF_MARK = re.compile(r"^(?:diff |Index: |--- |\+\+\+ )", re.MULTILINE)
 _HTML_DROP = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -84,9 +91,11 @@ _HTML_TAG = re.compile(r"<[^>]*>")
 
 @dataclass(frozen=True, slots=True)
 class BodyParts:
-    """The decoded text parts of a mail, in order: the body, then patch parts."""
+    """The decoded text parts of a mail, in order: the body, then patch parts; and
+    why a wrapped (uuencoded, gzipped) part could not be read, if one could not."""
 
     texts: tuple[str, ...]
+    defects: tuple[encoded.Defect, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,8 @@ class _Part:
     filename: str
     attachment: bool
     payload: bytes
+    unwrapped: bool = False  # the payload came out of uuencode, gzip or bzip2
+    defect: encoded.Defect | None = None
 
 
 def _first(fields: Fields, name: str) -> str | None:
@@ -247,6 +258,7 @@ def _build(
         pull=pull,
         trailers=trailers.find_in_mail(commentary),
         to=_recipients(fields),
+        defects=tuple(dict.fromkeys(defect.reason for defect in parts.defects)),
     )
 
 
@@ -404,29 +416,53 @@ def _part_headers(part: email.message.Message) -> dict[str, str]:
     return found
 
 
-def _read_part(part: email.message.Message) -> _Part:
+def _read_part(part: email.message.Message, budget: encoded.Budget) -> _Part:
     mime = _part_headers(part)
     content_type = mime.get("content-type", "")
     disposition = mime.get("content-disposition", "")
     type_params = _params(content_type)
     disposition_params = _params(disposition)
     filename = disposition_params.get("filename") or type_params.get("name") or ""
+    payload = _payload_bytes(
+        part, mime.get("content-transfer-encoding", ""), filename, budget
+    )
     return _Part(
         content_type=content_type.partition(";")[0].strip().lower() or "text/plain",
         charset=type_params.get("charset"),
         filename=filename.lower(),
         attachment=disposition.lower().startswith("attachment"),
-        payload=_payload_bytes(part),
+        payload=payload.data,
+        unwrapped=payload.changed,
+        defect=payload.defect,
     )
 
 
-def _payload_bytes(part: email.message.Message) -> bytes:
-    """The part's bytes with base64/quoted-printable/uuencode undone.
+def _payload_bytes(
+    part: email.message.Message, encoding: str, name: str, budget: encoded.Budget
+) -> encoded.Unwrapped:
+    """The part's bytes with base64/quoted-printable/uuencode undone, and then gzip
+    or bzip2 (known by their magic bytes: mailers label them every which way).
 
-    The stdlib decoder tolerates bad padding (it records a defect and goes on).
+    The stdlib decoder tolerates bad base64 padding (it records a defect and goes
+    on). Its uudecoder hides a truncated block (it returns the encoded text), so
+    uuencode is ours (mail.encoded), bounded and telling truncation apart.
     """
+    if encoding.strip().lower() in _UU_ENCODINGS:
+        text = part.get_payload(decode=False)
+        blocks = encoded.uudecode_blocks(text if isinstance(text, str) else "", budget)
+        if blocks:
+            return blocks[0].result
     payload = part.get_payload(decode=True)
-    return payload[: MAX_DIFF * 2] if isinstance(payload, bytes) else b""
+    data = payload if isinstance(payload, bytes) else b""
+    if data[:64].lstrip()[:6] in (b"begin ", b"begin-"):
+        # A part that is one uuencoded file under a 7bit label (older mailers).
+        blocks = encoded.uudecode_blocks(data.decode("latin-1"), budget)
+        if blocks:
+            return blocks[0].result
+    unwrapped = encoded.unwrap(data, budget, name=name)
+    if unwrapped.changed or unwrapped.defect is not None:
+        return unwrapped
+    return encoded.Unwrapped(data[: MAX_DIFF * 2])
 
 
 def _strip_html(text: str) -> str:
@@ -444,26 +480,74 @@ def read_body_parts(mail: email.message.Message) -> BodyParts:
     """The body (first inline text/plain, else crude text of the HTML) and patches.
 
     Other text/plain parts are kept only when they hold a diff: mailers that attach a
-    patch as an unnamed text/plain part are common, list footers are not patches.
+    patch as an unnamed text/plain part are common, list footers are not patches. So
+    are uuencoded blocks and gzip/bzip2 parts, once unwrapped: old mail sent patches
+    that way (``begin 644 fix.diff.gz``), and a compressed log is no patch.
     """
-    body: str | None = None
-    html_body: str | None = None
-    extra: list[str] = []
+    found = _FoundParts()
     for leaf in _leaves(mail):
-        part = _read_part(leaf)
-        if _is_patch_part(part):
-            extra.append(headers.decode_bytes(part.payload, part.charset))
+        found.add(_read_part(leaf, found.budget))
+        if found.defects or len(found.extra) >= MAX_TEXT_PARTS:
+            break  # past a defect (or the part bound) nothing more is read
+    return found.parts()
+
+
+class _FoundParts:
+    """What read_body_parts collects, leaf by leaf, in document order."""
+
+    def __init__(self) -> None:
+        self.budget = encoded.Budget()
+        self.body: str | None = None
+        self.html: str | None = None
+        self.extra: list[str] = []
+        self.defects: list[encoded.Defect] = []
+
+    def add(self, part: _Part) -> None:
+        if part.defect is not None:
+            self.defects.append(part.defect)
+        elif part.unwrapped:
+            self._keep_diff(headers.decode_bytes(part.payload, part.charset))
+        elif _is_patch_part(part):
+            text = headers.decode_bytes(part.payload, part.charset)
+            self.extra.append(text)
+            self._add_uuencoded(text)
         elif part.content_type == "text/plain":
             text = headers.decode_bytes(part.payload, part.charset)
-            if body is None and not part.attachment:
-                body = text
-            elif _DIFF_MARK.search(text):
-                extra.append(text)
-        elif part.content_type == "text/html" and html_body is None:
-            html_body = headers.decode_bytes(part.payload, part.charset)
-        if len(extra) >= MAX_TEXT_PARTS:
-            break
-    if body is None and html_body is not None:
-        body = _strip_html(html_body)
-    texts = ([body] if body is not None else []) + extra
-    return BodyParts(texts=tuple(text.replace("\x00", "") for text in texts))
+            patch_at = self._add_uuencoded(text)
+            if self.body is None and not part.attachment:
+                # As with an inline diff, the commentary is the text before it.
+                self.body = text if patch_at is None else text[:patch_at]
+            else:
+                self._keep_diff(text)
+        elif part.content_type == "text/html" and self.html is None:
+            self.html = headers.decode_bytes(part.payload, part.charset)
+
+    def _keep_diff(self, text: str) -> None:
+        if _DIFF_MARK.search(text):
+            self.extra.append(text)
+
+    def _add_uuencoded(self, text: str) -> int | None:
+        """Keep the diffs uuencoded into a text part (``begin 644 fix.diff`` ...
+        ``end``); return where the first such block starts in `text`."""
+        if "begin" not in text:
+            return None
+        patch_at: int | None = None
+        for block in encoded.uudecode_blocks(text, self.budget):
+            if block.result.defect is not None:
+                self.defects.append(block.result.defect)
+                break
+            kept = len(self.extra)
+            self._keep_diff(headers.decode_bytes(block.result.data))
+            if patch_at is None and len(self.extra) > kept:
+                patch_at = block.start
+        return patch_at
+
+    def parts(self) -> BodyParts:
+        body = self.body
+        if body is None and self.html is not None:
+            body = _strip_html(self.html)
+        texts = ([body] if body is not None else []) + self.extra[:MAX_TEXT_PARTS]
+        return BodyParts(
+            texts=tuple(text.replace("\x00", "") for text in texts),
+            defects=tuple(self.defects),
+        )

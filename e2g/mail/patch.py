@@ -87,6 +87,8 @@ class _FileRecord:
     status: FileStatus = FileStatus.MODIFIED
     binary: bool = False
     created: bool = False  # non-git diff whose old side is empty (diff -N)
+    named: str | None = None  # the Index: line's path (CVS, svn, quilt)
+    rcs: str | None = None  # the RCS file: line's path (CVS)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
 
@@ -198,12 +200,16 @@ def _read_other_header(lines: list[str], start: int) -> tuple[_FileRecord, int] 
     """``diff -u ...`` or ``Index: path`` + ``====``/``RCS file:``/... up to ``--- ``."""
     record = _FileRecord(git=False, header=lines[start])
     if lines[start].startswith("Index: "):
-        record.old_path = record.new_path = lines[start][len("Index: ") :].strip()
+        record.named = lines[start][len("Index: ") :].strip()
+        record.old_path = record.new_path = record.named
     limit = min(len(lines), start + MAX_HEADER_LINES)
     for index in range(start + 1, limit):
         line = lines[index]
         if line.startswith("--- "):
             return _read_unified_pair(lines, index, record)
+        if line.startswith("RCS file: "):
+            record.rcs = line[len("RCS file: ") :].strip()
+            continue
         if line.startswith("Binary files "):
             record.binary = True
             return record, index + 1
@@ -427,7 +433,13 @@ def _parse_diff(
 
 
 def _file_change(record: _FileRecord) -> FileChange | None:
-    old, new = paths.pair_paths(record.old_path, record.new_path, record.git)
+    old, new = paths.pair_paths(
+        record.old_path,
+        record.new_path,
+        record.git,
+        named=record.named,
+        rcs=record.rcs,
+    )
     status = record.status
     if status is FileStatus.MODIFIED and (old == "/dev/null" or record.created):
         status = FileStatus.ADDED

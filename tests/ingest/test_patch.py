@@ -18,7 +18,7 @@ from e2g.mail.patch import (
     split_body,
 )
 from e2g.mail.patch_id import compute_patch_id
-from e2g.mail.paths import normalise_path
+from e2g.mail.paths import file_path, normalise_path
 from e2g.model import FileStatus
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -396,6 +396,44 @@ def test_old_style_tree_directories():
     ]
 
 
+def test_cvs_index_and_rcs_lines_name_the_file():
+    """cvs diff run in a subdirectory names only the file; Index: and RCS file: go
+    with the diff, so the stored diff reparses to the same paths."""
+    diff = (
+        "Index: ptrace.c\n"
+        "===================================================================\n"
+        "RCS file: /home/cvs/linux-2.5/arch/s390/kernel/ptrace.c,v\n"
+        "retrieving revision 1.35\n"
+        "diff -u -r1.35 ptrace.c\n"
+        "--- ptrace.c      6 May 2005 18:59:13 -0000     1.35\n"
+        "+++ ptrace.c      31 May 2005 16:50:50 -0000\n"
+        "@@ -39,3 +39,4 @@\n"
+        " #include <asm/system.h>\n"
+        " #include <asm/uaccess.h>\n"
+        "+#include <asm/unistd.h>\n"
+        " \n"
+    )
+    commentary, found = split_body("Slightly modified:\n\n" + diff + "\nMartin\n")
+    assert found == diff
+    patch = parse_diff(diff)
+    assert patch is not None
+    assert patch.paths == ("arch/s390/kernel/ptrace.c",)
+    assert list(diff_lines(diff)) == ["arch/s390/kernel/ptrace.c"]
+
+
+def test_scratch_side_loses_in_every_header_form():
+    hunk = "@@ -1 +1 @@\n-a\n+b\n"
+    forms = [
+        "--- drivers/block/rd.c\tFri May  3 03:26:05 2002\n+++ /tmp/rd.c\tMon May  6 2002\n",
+        "diff -uN drivers/block/rd.c /tmp/rd.c\n--- drivers/block/rd.c\n+++ /tmp/rd.c\n",
+        "===== rd.c 1.24 vs edited =====\n--- 1.24/drivers/block/rd.c\n+++ edited/rd.c\n",
+    ]
+    for header in forms:
+        patch = parse_diff(header + hunk)
+        assert patch is not None, header
+        assert patch.paths == ("drivers/block/rd.c",), header
+
+
 def test_diff_ends_where_hunks_stop():
     mangled = SIMPLE.replace(" }\n", "}\n")  # a mailer ate the context line's space
     commentary, diff = split_body("Fix.\n" + mangled + "more text\n")
@@ -531,6 +569,12 @@ def test_patch_id_stops_at_next_commit_line():
         ("include/linux-2.6/x.h", "include/linux-2.6/x.h"),
         ("sparse-0.6.4.tar.gz", "sparse-0.6.4.tar.gz"),
         ("./Makefile", "Makefile"),
+        # an absolute path into a checkout starts below its tree directory
+        ("/usr/src/linux-2.4.18/drivers/net/x.c", "drivers/net/x.c"),
+        ("/usr/src/linux/include/linux/fs.h", "include/linux/fs.h"),
+        ("/home/me/trees/linux.orig/mm/slab.c", "mm/slab.c"),
+        ("/tmp/x.c", "/tmp/x.c"),  # outside any tree: stays, a scratch copy
+        ("edited/./sr_ioctl.c", "edited/sr_ioctl.c"),
     ],
 )
 def test_normalise_path(raw, expected):
@@ -679,6 +723,23 @@ PATH_PARTS = st.sampled_from(
 def test_normalise_path_idempotent(path):
     once = normalise_path(path)
     assert normalise_path(once) == once
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        PATH_PARTS | st.sampled_from(["1.24", "edited", "tmp", "", "x.c~"]), max_size=5
+    ).map("/".join),
+    st.lists(
+        PATH_PARTS | st.sampled_from(["1.24", "edited", "tmp", "", "x.c~"]), max_size=5
+    ).map("/".join),
+    st.one_of(st.none(), st.lists(PATH_PARTS, max_size=3).map("/".join)),
+)
+def test_file_path_is_a_normalised_path(old, new, named):
+    """Whatever the sides, choosing never raises and gives a normalise_path fixed
+    point, so a path read from the stored diff again is the same path."""
+    path = file_path(old, new, named=named)
+    assert path is None or normalise_path(path) == path
 
 
 @settings(max_examples=100, deadline=None)
