@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -47,6 +48,10 @@ class BatchResult:
 
 
 LOCK_NAME = "ingest.lock"
+# A process forked by another thread holds a copy of the lock until it execs or
+# exits (a git started by a web request beside an ingest): a writer that finds
+# the lock taken waits this long before it says another e2g is writing.
+LOCK_GRACE_SECONDS = 2.0
 # Raw mail per compressed block: 64 messages gave 4.2x on io-uring where one by one
 # gave 2.7x; larger blocks gain little (256: 4.5x) and cost more to read one message.
 BLOCK_MESSAGES = 64
@@ -427,16 +432,30 @@ def _acquire_lock(path: Path) -> int:
     """The data dir's writer lock, with the holder's pid written in it so that readers
     can tell a running ingest without taking the lock (`writer_running`)."""
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not _flock_within(descriptor, LOCK_GRACE_SECONDS):
+        holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
         os.close(descriptor)
+        who = f" (pid {holder})" if holder.isdigit() else ""
         raise StoreError(
-            f"another e2g is writing to {path.parent}: wait for it to finish, or use another --data-dir"
-        ) from None
+            f"another e2g{who} is writing to {path.parent}: wait for it to finish, "
+            "or use another --data-dir"
+        )
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, str(os.getpid()).encode(), 0)
     return descriptor
+
+
+def _flock_within(descriptor: int, seconds: float) -> bool:
+    """Take the exclusive lock on `descriptor`, trying for `seconds` at most."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
 
 def _release_lock(descriptor: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -186,9 +187,34 @@ def test_raw_mail_stored_one_by_one_before_schema_5_still_reads(tmp_path: Path) 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
-    with StoreWriter(path), pytest.raises(StoreError, match="another e2g is writing"):
+    with (
+        StoreWriter(path),
+        pytest.raises(
+            StoreError, match=rf"another e2g \(pid {os.getpid()}\) is writing"
+        ),
+    ):
         StoreWriter(path)
     StoreWriter(path).close()  # released once the first one is closed
+
+
+def test_a_lock_held_for_a_moment_is_waited_for(tmp_path: Path) -> None:
+    """A process forked by another thread holds a copy of the writer lock until it
+    execs: an ingest that starts then waits for it instead of failing."""
+    import fcntl
+    import threading
+
+    from e2g.index.store_writer import LOCK_GRACE_SECONDS, LOCK_NAME
+
+    path = tmp_path / "s.sqlite3"
+    StoreWriter(path).close()
+    copy = os.open(tmp_path / LOCK_NAME, os.O_RDWR)
+    fcntl.flock(copy, fcntl.LOCK_EX)
+    release = threading.Timer(LOCK_GRACE_SECONDS / 4, os.close, args=(copy,))
+    release.start()
+    try:
+        StoreWriter(path).close()  # would raise without the grace
+    finally:
+        release.join()
 
 
 def test_full_disk_is_a_clear_error_and_loses_nothing_committed(tmp_path: Path) -> None:
