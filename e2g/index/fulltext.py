@@ -212,7 +212,7 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         "author_email": doc.author_email,
         "lists": "\n".join(ql.list_tokens(doc.lists)),
         "list_ids": tuple(doc.lists),
-        "kind": doc.kind,
+        "kind": str(doc.kind),  # a plain str: Whoosh pickles stored fields
         "version": max(0, min(doc.version, ql.MAX_VERSION)),
         "files": "\n".join(ql.path_tokens(doc.files)),
         "paths": tuple(doc.files),
