@@ -85,6 +85,10 @@ def global_options(
         stream=sys.stderr,
         force=True,
     )
+    for handler in logging.getLogger().handlers:
+        # The level is the handler's too: a logger set lower to collect records
+        # (the ingest's warnings) must not print them past -q.
+        handler.setLevel(level)
     if verbose == 0 and not quiet:
         # Per-message parse warnings are counted in the summary; show them with -v.
         for name in ("e2g.ingest", "e2g.mail", "e2g.archives"):

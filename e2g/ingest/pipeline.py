@@ -463,11 +463,16 @@ class _Warnings(logging.Handler):
 @contextmanager
 def _collect_warnings(into: list[str]) -> Iterator[None]:
     handler = _Warnings(into)
+    level = notice.level
+    # Collected whatever the verbosity: `-q` keeps them off stderr (the handler's
+    # level there), not out of the summary's `warnings`.
+    notice.setLevel(logging.WARNING)
     notice.addHandler(handler)
     try:
         yield
     finally:
         notice.removeHandler(handler)
+        notice.setLevel(level)
 
 
 def fill_file_weights(writer: StoreWriter, *, batch: int = 1000) -> int:

@@ -514,7 +514,8 @@ def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:
                 diffs.append(diff)
     if not diffs:
         return commentary, None
-    return commentary, _weighed(parse_diff("".join(diffs)))
+    patch, lines = parse_diff_with_lines("".join(diffs))
+    return commentary, _weighed(patch, lines)
 
 
 def file_weights(diff: str) -> dict[str, float]:
@@ -526,13 +527,17 @@ def file_weights(diff: str) -> dict[str, float]:
     }
 
 
-def _weighed(patch: Patch | None) -> Patch | None:
+def _weighed(patch: Patch | None, lines: Lines) -> Patch | None:
     """`patch` with each file's weight: the lines_weight() of its lines as the
-    matcher will read them from the stored diff (diff_lines() of patch.diff), so
-    that it can bound a mail's similarity before reading its diff."""
+    matcher will read them from the stored diff (diff_lines() of patch.diff, which
+    gives what the one scan of the mail gave), so that it can bound a mail's
+    similarity before reading its diff."""
     if patch is None:
         return None
-    weights = file_weights(patch.diff)
+    weights = {
+        path: lines_weight(added)[1] + lines_weight(removed)[1]
+        for path, (added, removed) in lines.items()
+    }
     files = tuple(
         replace(change, weight=weights.get(change.path, 0.0)) for change in patch.files
     )

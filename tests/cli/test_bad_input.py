@@ -385,3 +385,39 @@ def test_match_on_an_unweighed_store_says_how_to_speed_it_up(data, awkward):
     assert "e2g: note: this store was written by an older e2g" in result.stderr
     quiet = e2g(data, "-q", "match", "-C", awkward["path"])
     assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+def test_quiet_ingest_keeps_damage_out_of_stderr_but_in_its_json(
+    tmp_path: Path,
+) -> None:
+    """`-q` prints nothing but errors and results: a truncated archive is not an
+    error (what was read is kept), yet the --json summary must still say so."""
+    import gzip
+    import json
+
+    from tests.conftest import mail
+
+    whole = gzip.compress(b"".join(mail(n) for n in range(1, 40)))
+    archive = tmp_path / "cut.mbox.gz"
+    archive.write_bytes(whole[: len(whole) * 2 // 3])
+    for quiet in (["-q"], []):
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "e2g",
+                "--data-dir",
+                str(tmp_path / f"d{len(quiet)}"),
+                *quiet,
+                "ingest",
+                "--json",
+                str(archive),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout)
+        assert any("truncated" in line for line in summary["warnings"]), summary
+        assert ("truncated" in result.stderr) == (not quiet), result.stderr

@@ -795,3 +795,27 @@ def test_parse_diff_with_lines_gives_diff_lines_when_asked(files) -> None:
         assert lines == diff_lines(text) and list(lines) == list(diff_lines(text))
     finally:
         patch._collapse = original
+
+
+def test_weights_from_the_one_scan_equal_a_rescan_of_the_stored_diff() -> None:
+    """find_patch() weighs each file from the lines of its one scan of the mail; the
+    matcher later reads diff_lines() of the stored diff. They must agree, or the
+    matcher's bounds would be wrong (every mail of tests/data/mail, wrapped or old)."""
+    from datetime import UTC, datetime
+
+    from e2g.mail.message import parse_message
+    from e2g.mail.patch import file_weights
+    from e2g.model import Message, Origin, RawMessage
+
+    mails = sorted((Path(__file__).parents[1] / "data" / "mail").glob("*.eml"))
+    checked = 0
+    for path in mails:
+        raw = RawMessage(path.read_bytes(), Origin(path.name, "0"))
+        parsed = parse_message(raw, now=datetime(2026, 1, 1, tzinfo=UTC))
+        if not isinstance(parsed, Message) or parsed.patch is None:
+            continue
+        rescanned = file_weights(parsed.patch.diff)
+        for change in parsed.patch.files:
+            assert change.weight == rescanned.get(change.path, 0.0), path.name
+        checked += 1
+    assert checked >= 20
