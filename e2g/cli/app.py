@@ -21,7 +21,7 @@ from typer._click.exceptions import UsageError
 
 from e2g import __version__
 from e2g.cli import output
-from e2g.cli.context import state
+from e2g.cli.context import State
 from e2g.errors import E2gError, Interrupted
 
 app = typer.Typer(
@@ -42,6 +42,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def global_options(
+    ctx: typer.Context,
     data_dir: Annotated[
         Path | None,
         typer.Option(
@@ -73,7 +74,7 @@ def global_options(
         ),
     ] = False,
 ) -> None:
-    state.start(data_dir=data_dir, quiet=quiet, verbose=verbose)
+    ctx.obj = State(data_dir=data_dir, quiet=quiet, verbose=verbose)
     level = (
         logging.ERROR
         if quiet

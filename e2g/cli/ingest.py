@@ -9,7 +9,7 @@ import typer
 
 from e2g.api import core as api
 from e2g.cli import output
-from e2g.cli.context import state
+from e2g.cli.context import options
 from e2g.errors import IndexBehind, Interrupted
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ def _summary(report: IngestReport) -> str:
 
 
 def ingest(
+    ctx: typer.Context,
     paths: Annotated[
         list[str],
         typer.Argument(
@@ -79,8 +80,8 @@ def ingest(
     ] = False,
 ) -> None:
     """Read mailing-list archives into the store (idempotent, incremental, resumable)."""
-    settings = state.settings(index_bodies=index_bodies or None)
-    quiet = state.quiet
+    settings = options(ctx).settings(index_bodies=index_bodies or None)
+    quiet = options(ctx).quiet
 
     with output.ProgressBar("ingest", enabled=not quiet) as bar:
 
@@ -121,15 +122,15 @@ def ingest(
         )
 
 
-def reindex() -> None:
+def reindex(ctx: typer.Context) -> None:
     """Rebuild the full-text index from the store alone."""
-    settings = state.settings()
-    with output.ProgressBar("reindex", enabled=not state.quiet) as bar:
+    settings = options(ctx).settings()
+    with output.ProgressBar("reindex", enabled=not options(ctx).quiet) as bar:
         count = api.reindex(
             settings,
             progress=lambda done: bar.update(status=f"{output.number(done)} docs"),
         )
-    if not state.quiet:
+    if not options(ctx).quiet:
         output.err(f"{output.number(count)} messages indexed")
 
 

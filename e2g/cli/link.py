@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import state
+from e2g.cli.context import options
 from e2g.errors import OutputError
 
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
     from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
+    from e2g.config import Settings
     from e2g.model import LinkResult, Posting
 
 RepoOption = Annotated[
@@ -108,10 +109,9 @@ def _render_node(node: ThreadNode) -> list[str]:
     return lines
 
 
-def _render_thread(result: LinkResult) -> None:
+def _render_thread(result: LinkResult, settings: Settings) -> None:
     from e2g.api.threads import thread_view
 
-    settings = state.settings()
     shown: set[str] = set()
     for posting in result.postings:
         if posting.thread_root in shown:
@@ -128,6 +128,7 @@ def _render_thread(result: LinkResult) -> None:
 
 
 def link(
+    ctx: typer.Context,
     rev: Annotated[
         str,
         typer.Argument(help="A commit: any revision git accepts.", show_default=False),
@@ -146,14 +147,14 @@ def link(
     from e2g.render import link_json
 
     result = link_commit(
-        state.settings(), rev, repo=repo, ignore_trailers=ignore_trailers
+        options(ctx).settings(), rev, repo=repo, ignore_trailers=ignore_trailers
     )
     if as_json:
         output.json_line(link_json(result))
         return
     render_link(result)
     if thread:
-        _render_thread(result)
+        _render_thread(result, options(ctx).settings())
 
 
 def _summary(summary: MatchSummary) -> str:
@@ -169,6 +170,7 @@ def _summary(summary: MatchSummary) -> str:
 
 
 def match(
+    ctx: typer.Context,
     revs: Annotated[
         list[str] | None,
         typer.Argument(
@@ -196,7 +198,7 @@ def match(
     from e2g.api.link import match as match_range
     from e2g.render import link_json
 
-    with output.ProgressBar("match", enabled=not state.quiet) as bar:
+    with output.ProgressBar("match", enabled=not options(ctx).quiet) as bar:
 
         def on_result(answer: Matched, summary: MatchSummary) -> None:
             if answer.json is not None:
@@ -206,7 +208,7 @@ def match(
             )
 
         summary = match_range(
-            state.settings(),
+            options(ctx).settings(),
             revs or [],
             repo=repo,
             all_refs=all_refs,
@@ -215,7 +217,7 @@ def match(
             on_result=on_result,
             to_json=link_json if jsonl else None,
         )
-    if not state.quiet:
+    if not options(ctx).quiet:
         output.err(_summary(summary))
         if summary.commits and summary.outside == summary.commits:
             output.err(
@@ -249,6 +251,7 @@ def _render_stats(result: StatsResult) -> None:
 
 
 def stats(
+    ctx: typer.Context,
     repo: RepoOption = Path(),
     by: Annotated[
         By,
@@ -273,7 +276,7 @@ def stats(
     from e2g.api.stats import stats as coverage
     from e2g.render import render_svg, stats_json
 
-    result = coverage(state.settings(), repo=repo, by=str(by), depth=depth)
+    result = coverage(options(ctx).settings(), repo=repo, by=str(by), depth=depth)
     if svg is not None:
         try:
             svg.write_text(render_svg(result), encoding="utf-8")

@@ -9,7 +9,7 @@ import typer
 
 from e2g.api import core as api
 from e2g.cli import output
-from e2g.cli.context import state
+from e2g.cli.context import options
 from e2g.render import hit_json
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def _grouped(hits: list[SearchHit]) -> list[list[SearchHit]]:
 
 
 def search(
+    ctx: typer.Context,
     query: Annotated[
         list[str],
         typer.Argument(
@@ -65,7 +66,7 @@ def search(
     ] = False,
 ) -> None:
     """Search every list in the store; newest first."""
-    settings = state.settings()
+    settings = options(ctx).settings()
     result = api.search(
         settings, " ".join(query), limit=limit, offset=offset, sort=str(sort)
     )
@@ -85,7 +86,7 @@ def search(
             )
     else:
         output.table((_row(hit) for hit in hits), widths=[10, 14, 22])
-    if not state.quiet and total > len(hits) + offset:
+    if not options(ctx).quiet and total > len(hits) + offset:
         output.err(
             f"{output.number(total)} hits; showing {offset + 1}-{offset + len(hits)} (--limit/--offset for more)"
         )

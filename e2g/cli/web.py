@@ -12,13 +12,14 @@ from typing import Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import state
+from e2g.cli.context import options
 from e2g.errors import RepoError, UsageError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def serve(
+    ctx: typer.Context,
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (loopback by default).")
     ] = "127.0.0.1",
@@ -47,9 +48,9 @@ def serve(
     repository = (repo or Path.cwd()).resolve()
     if not repository.is_dir():
         raise RepoError(f"{repository} is not a directory: pass --repo PATH")
-    settings = state.settings()
+    settings = options(ctx).settings()
     app = create_app(settings, repo=repository)
-    if not state.quiet:
+    if not options(ctx).quiet:
         where = f"[{host}]" if ":" in host else host
         output.err(
             f"e2g: serving {settings.data_dir} for {repository} on http://{where}:{port}/ (Ctrl-C stops)"
@@ -62,8 +63,8 @@ def serve(
         app,
         host=host,
         port=port,
-        log_level="warning" if state.quiet else "info",
-        access_log=state.verbose > 0,
+        log_level="warning" if options(ctx).quiet else "info",
+        access_log=options(ctx).verbose > 0,
         server_header=False,
     )
 
