@@ -4,8 +4,8 @@ This is the only module in e2g that imports Whoosh, and no Whoosh type leaves it
 pipeline hands in `IndexDoc`s, searches come back as `SearchHit`s, and queries arrive as
 text parsed by `index.query`. `IndexDoc` and `SearchHit` are not copies of
 `model.StoredMessage`: they are what the index holds and answers (a dozen fields,
-bodies only when indexed, and what a hit shows without reading the store), so a
-search never opens the store or imports the model. The SQLite store is the record; this index is derived and
+bodies only when indexed, and what a hit shows without reading the store), so
+answering from the index needs neither the store's rows nor the model. The SQLite store is the record; this index is derived and
 can be rebuilt from the store at any time (`rebuild`, behind `e2g reindex`).
 
 Consistency with the store: documents are built only from rows the store committed,
