@@ -22,6 +22,10 @@ import re
 
 from e2g.model import MAX_ADDRESS, MAX_NAME, Address
 
+MAX_PARSED_ADDRESS = (
+    64 * 1024
+)  # of one address header value: more is not a mail address
+
 # Codecs that are not charsets a mail could sensibly be in, or that turn text into
 # something else entirely (escape processors, IDNA).
 _REFUSED_CODECS = frozenset(
@@ -187,20 +191,29 @@ def normalise_email(email: str) -> str:
 
 def parse_address(value: str) -> Address:
     """One decoded address: `Name <a@b>`, `a@b (Name)`, `a at b (Name)`, or `a@b`."""
-    value = value.strip()[: MAX_ADDRESS + MAX_NAME * 4]
-    angles = _ANGLE.findall(value)
+    # The <address> comes last: look for it in the whole (header-bounded) value, so
+    # that a name longer than any bound cannot push it out; bound what is kept.
+    value = value.strip()[:MAX_PARSED_ADDRESS]
+    angles = _ANGLE.findall(value[-(MAX_ADDRESS + 2) * 4 :])
     if angles:
         email = angles[-1]
-        name = _ANGLE.sub(" ", value)
+        name = _ANGLE.sub(" ", value[: MAX_NAME * 4 + MAX_ADDRESS * 4])
         comment = _COMMENT.search(name)
         name = _COMMENT.sub(" ", name).strip() or (comment[1] if comment else "")
         return Address(_clean_name(name), normalise_email(email))
+    value = value[: MAX_ADDRESS + MAX_NAME * 4]
     comment = _COMMENT.search(value)
     bare = _COMMENT.sub(" ", value).strip()
     name = comment[1] if comment else ""
-    if _AT_WORD.match(bare) or "@" in bare or not name:
+    if _AT_WORD.match(bare) or "@" in bare or (not name and _local_mailbox(bare)):
         return Address(_clean_name(name), normalise_email(bare))
     return Address(_clean_name(bare), "")
+
+
+def _local_mailbox(text: str) -> bool:
+    """`root` or `torvalds` alone (old mail from a local user) is an address; words
+    with spaces are a name, and a broken RFC 2047 word is no address either."""
+    return bool(text) and not any(c.isspace() for c in text) and "=?" not in text
 
 
 def split_addresses(value: str, *, limit: int) -> list[str]:

@@ -476,6 +476,15 @@ def _is_patch_part(part: _Part) -> bool:
     return part.content_type in _PATCH_TYPES or part.filename.endswith(_PATCH_SUFFIXES)
 
 
+def _reads_as_plain(content_type: str) -> bool:
+    """text/plain, and what reads as it: a text subtype e2g does not know (RFC 2046
+    4.1.4 says so), and a multipart the parser could not split (no boundary), whose
+    one payload is the whole text of the mail."""
+    if content_type.startswith("text/"):
+        return content_type != "text/html"
+    return content_type.startswith("multipart/")
+
+
 def read_body_parts(mail: email.message.Message) -> BodyParts:
     """The body (first inline text/plain, else crude text of the HTML) and patches.
 
@@ -511,7 +520,7 @@ class _FoundParts:
             text = headers.decode_bytes(part.payload, part.charset)
             self.extra.append(text)
             self._add_uuencoded(text)
-        elif part.content_type == "text/plain":
+        elif _reads_as_plain(part.content_type):
             text = headers.decode_bytes(part.payload, part.charset)
             patch_at = self._add_uuencoded(text)
             if self.body is None and not part.attachment:

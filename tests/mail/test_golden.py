@@ -583,23 +583,14 @@ def test_huge_headers_are_bounded() -> None:
     assert len(parsed.author.email) <= MAX_ADDRESS
 
 
-# --- suspected parser bugs: the expected behaviour, failing today ----------------------
+# --- parser bugs found by these mails: fixed, except where marked xfail -----------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suspected bug: a From: without an address gives its text as the email",
-)
 def test_from_without_address_has_no_email() -> None:
     garbled = message("49-broken-garbled-headers")  # From: =?utf-8?b?QWxpY2UgRXhh
     assert garbled.author.email == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suspected bug: a From: longer than the parse bound loses its <address> "
-    "and the whitespace-stripped name becomes the email",
-)
 def test_huge_from_keeps_name_as_name() -> None:
     huge = message("44-broken-huge-headers")
     assert huge.author.name.startswith("Zed Zed")
@@ -617,21 +608,11 @@ def test_latin1_patch_id_is_gits() -> None:
     assert patch.patch_id == "2d29af7a5bad6cadaf497ab7c3f2dc632507b67f"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suspected bug: a text/* part of an unknown subtype is dropped "
-    "(RFC 2046 4.1.4: read it as text/plain)",
-)
 def test_unknown_text_subtype_is_read_as_plain() -> None:
     parsed = message("48-broken-unknown-encoding")  # Content-Type: text/p
     assert parsed.body.startswith("Unknown transfer encoding, unknown type")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suspected bug: a multipart without a boundary loses its whole body "
-    "(the stdlib keeps it as one text payload)",
-)
 def test_multipart_without_boundary_keeps_its_text() -> None:
     parsed = message("47-broken-multipart-no-boundary")
     assert "The parts have no declared boundary." in parsed.body
