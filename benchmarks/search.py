@@ -371,7 +371,7 @@ def store_docs(path: Path, *, bodies: bool) -> Iterator[IndexDoc]:
 
     with Store(path) as store:
         for stored in store.iter_messages():
-            yield index_doc(stored, bodies=bodies)
+            yield index_doc(stored, body=store.body(stored.seq) if bodies else None)
 
 
 def realistic_queries(count: int, *, seed: int) -> list[str]:

@@ -363,7 +363,6 @@ class StoredMessage:
     parent_id: str | None
     thread_root: str
     kind: Kind
-    body: str
     pull_url: str | None
     pull_ref: str | None
     patch_id: str | None

@@ -197,7 +197,7 @@ def node_json(node: ThreadNode, settings: Settings) -> dict[str, object]:
     data["trailers"] = [{"key": t.key, "value": t.value} for t in node.trailers]
     data["shown"] = node.shown
     if node.shown:
-        data["body"] = node.message.body
+        data["body"] = node.body
         data["diff"] = node.diff
         data["diff_truncated"] = node.diff_truncated
     return data

@@ -13,7 +13,7 @@ reply loops, and a thread root that is itself missing.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -44,6 +44,7 @@ class Block:
 class ThreadNode:
     message: StoredMessage
     depth: int
+    body: str  # the commentary: the text before the diff
     blocks: tuple[Block, ...]
     trailers: tuple[Trailer, ...]
     diff: str | None
@@ -154,11 +155,13 @@ def _diff(store: Store, message: StoredMessage, budget: int) -> tuple[str | None
 def _node(
     store: Store, message: StoredMessage, *, depth: int = 0, budget: int = PAGE_BUDGET
 ) -> ThreadNode:
-    diff, cut = _diff(store, message, budget - len(message.body))
+    body = store.body(message.seq)
+    diff, cut = _diff(store, message, budget - len(body))
     return ThreadNode(
         message=message,
         depth=depth,
-        blocks=split_blocks(message.body),
+        body=body,
+        blocks=split_blocks(body),
         trailers=tuple(store.trailers(message.seq)),
         diff=diff,
         diff_truncated=cut,
@@ -167,7 +170,13 @@ def _node(
 
 def _header_node(message: StoredMessage, depth: int) -> ThreadNode:
     return ThreadNode(
-        message=message, depth=depth, blocks=(), trailers=(), diff=None, shown=False
+        message=message,
+        depth=depth,
+        body="",
+        blocks=(),
+        trailers=(),
+        diff=None,
+        shown=False,
     )
 
 
@@ -201,7 +210,7 @@ def _thread_nodes(
             node = _node(
                 store, message, depth=depth, budget=max(budget, MAX_DIFF_SHOWN // 4)
             )
-            budget -= len(message.body) + len(node.diff or "")
+            budget -= len(node.body) + len(node.diff or "")
         else:
             node = _header_node(message, depth)
         nodes.append(_flags(node, ghost=ghost, loop=loop, focus=is_focus))
@@ -209,18 +218,7 @@ def _thread_nodes(
 
 
 def _flags(node: ThreadNode, *, ghost: bool, loop: bool, focus: bool) -> ThreadNode:
-    return ThreadNode(
-        message=node.message,
-        depth=node.depth,
-        blocks=node.blocks,
-        trailers=node.trailers,
-        diff=node.diff,
-        diff_truncated=node.diff_truncated,
-        shown=node.shown,
-        parent_missing=ghost,
-        loop=loop,
-        focus=focus,
-    )
+    return replace(node, parent_missing=ghost, loop=loop, focus=focus)
 
 
 def thread_view(settings: Settings, message_id: str) -> ThreadView | None:

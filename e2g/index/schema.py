@@ -213,6 +213,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX raw_parts_block ON raw_parts(block);
     """,
+    # 6: a message's body (its commentary) is kept zstd-compressed apart from the
+    # messages row: it was a third of the store, uncompressed, and read with every
+    # row the matcher fetched, which never looks at it. Rows stored before keep
+    # theirs in messages.body and are read from there.
+    """
+    CREATE TABLE bodies (
+        seq INTEGER PRIMARY KEY REFERENCES messages(seq) ON DELETE CASCADE,
+        dict_id INTEGER,
+        data BLOB NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

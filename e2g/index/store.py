@@ -28,7 +28,7 @@ __all__ = ["Store", "StoreCounts", "StoredMessage", "SubjectLookup", "from_epoch
 MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
     "resend, author_name, author_email, patch_author_name, patch_author_email, date, "
-    "date_raw, date_source, received_at, parent_id, thread_root, kind, body, pull_url, "
+    "date_raw, date_source, received_at, parent_id, thread_root, kind, pull_url, "
     "pull_ref, patch_id, added, removed, series_id, list_id"
 )
 
@@ -121,7 +121,6 @@ def _message(
         parent_id,
         thread_root,
         kind,
-        body,
         pull_url,
         pull_ref,
         patch_id,
@@ -153,7 +152,6 @@ def _message(
         parent_id=parent_id,
         thread_root=str(thread_root),
         kind=_KINDS.get(str(kind), Kind.OTHER),
-        body=str(body),
         pull_url=pull_url,
         pull_ref=pull_ref,
         patch_id=patch_id,
@@ -413,6 +411,18 @@ class Store:
         found = self.codec.decompress(bytes(data), dict_id)
         self._last_block = (block, found)
         return found
+
+    def body(self, seq: int) -> str:
+        """The message's commentary (the text before its diff), "" when it has none."""
+        row = self._connection.execute(
+            "SELECT dict_id, data FROM bodies WHERE seq = ?", (seq,)
+        ).fetchone()
+        if row is not None:
+            return self.codec.decompress(bytes(row[1]), row[0]).decode("utf-8")
+        row = self._connection.execute(  # stored before schema 6: in the row
+            "SELECT body FROM messages WHERE seq = ?", (seq,)
+        ).fetchone()
+        return "" if row is None else str(row[0])
 
     def diff(self, seq: int) -> str | None:
         return stored_diff(self._connection, self.codec, seq)

@@ -244,6 +244,11 @@ class StoreWriter:
         message = item.message
         self._add_sighting(seq, item)
         self._raw.append((seq, item.raw.data))
+        if message.body:
+            self.connection.execute(
+                "INSERT INTO bodies(seq, dict_id, data) VALUES (?, ?, ?)",
+                (seq, self.codec.dict_id, self.codec.compress(message.body.encode())),
+            )
         if message.patch is not None:
             self.connection.executemany(
                 "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, "
@@ -302,7 +307,7 @@ class StoreWriter:
                 message.parent_id,
                 root,
                 str(message.kind),
-                message.body,
+                "",  # the body is kept compressed in `bodies`
                 message.pull.url if message.pull else None,
                 message.pull.ref if message.pull else None,
                 patch.patch_id if patch else None,

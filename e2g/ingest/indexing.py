@@ -60,7 +60,7 @@ MORE = b"m"  # ingest -> child: the store committed more
 DONE = b"d"  # ingest -> child: the store is complete; catch up, commit and report
 
 
-def index_doc(stored: StoredMessage, *, bodies: bool) -> IndexDoc:
+def index_doc(stored: StoredMessage, *, body: str | None) -> IndexDoc:
     """The full-text document of a stored message."""
     return IndexDoc(
         message_id=stored.message_id,
@@ -74,7 +74,7 @@ def index_doc(stored: StoredMessage, *, bodies: bool) -> IndexDoc:
         version=stored.version,
         files=stored.files,
         thread_root=stored.thread_root,
-        body=stored.body if bodies else None,
+        body=body,
         seq=stored.seq,
     )
 
@@ -131,7 +131,8 @@ class Indexer:
             self._pending = 0
 
     def _add(self, stored: StoredMessage) -> None:
-        self._hold().add(index_doc(stored, bodies=self._bodies))
+        body = self._store.body(stored.seq) if self._bodies else None
+        self._hold().add(index_doc(stored, body=body))
         self._pending += 1
         if self._pending % 2000 == 0:
             faults.point("index.add")

@@ -501,5 +501,8 @@ def reindex(
     with Store(store_path) as store:
         bodies = bodies or store.meta(BODIES_KEY) == "1"
         change = store.max_change()  # read first: later changes are caught up after
-        docs = (index_doc(stored, bodies=bodies) for stored in store.iter_messages())
+        docs = (
+            index_doc(stored, body=store.body(stored.seq) if bodies else None)
+            for stored in store.iter_messages()
+        )
         return rebuild(index_dir, docs, change=change, progress=progress)

@@ -185,6 +185,39 @@ def test_raw_mail_stored_one_by_one_before_schema_5_still_reads(tmp_path: Path) 
     assert store_sql(path, "SELECT COUNT(*) FROM raw_parts")[0][0] == 1
 
 
+def test_bodies_are_kept_compressed_apart_and_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    items = [
+        _item(n, subject=f"[PATCH] mm: fix {n}", body=f"Fix {n}.\n\n" + patch_body(n))
+        for n in range(1, 260)
+    ]
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+    with Store(path) as store:
+        seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
+        for item in items:
+            body = store.body(seqs[item.message.message_id])
+            assert body == item.message.body and body.startswith("Fix ")
+        assert store.body(10**9) == ""
+    assert store_sql(path, "SELECT COUNT(*) FROM messages WHERE body != ''")[0][0] == 0
+    assert store_sql(path, "SELECT COUNT(*) FROM bodies")[0][0] == len(items)
+
+
+def test_a_body_stored_in_its_row_before_schema_6_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    first = _item(1, body="Written before bodies had their own table.\n")
+    with StoreWriter(path) as writer:
+        writer.write_batch([first], source="t", token=None, now=NOW)
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE messages SET body = ?", (first.message.body,))
+    connection.execute("DELETE FROM bodies")
+    connection.commit()
+    connection.close()
+    with Store(path) as store:
+        (stored,) = stored_where(store, "1")
+        assert store.body(stored.seq) == first.message.body
+
+
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with (

@@ -105,7 +105,6 @@ _POSTED = StoredMessage(
     parent_id=None,
     thread_root="20240206161449.1234567-2-axboe@kernel.dk",
     kind=Kind.PATCH,
-    body="",
     pull_url=None,
     pull_ref=None,
     patch_id="1ee5c461a38c7516fdc73a4d4bb632e67a6e0c8d",
