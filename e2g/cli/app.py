@@ -21,6 +21,7 @@ from typer._click.exceptions import UsageError
 
 from e2g import __version__
 from e2g.cli import output
+from e2g.cli.argv import reorder
 from e2g.cli.context import State
 from e2g.errors import E2gError, Interrupted
 
@@ -127,7 +128,7 @@ def main() -> None:
     output.tolerate_unencodable()
     try:
         # Not standalone: a usage error comes back here, to be said in one line.
-        code = app(standalone_mode=False)
+        code = app(args=reorder(sys.argv[1:], _command_names()), standalone_mode=False)
     except UsageError as err:
         _usage_error(err)
     except E2gError as err:
@@ -140,6 +141,13 @@ def main() -> None:
     except BrokenPipeError:
         _reader_gone()
     _exit(code if isinstance(code, int) else 0)
+
+
+def _command_names() -> frozenset[str]:
+    return frozenset(
+        command.name or getattr(command.callback, "__name__", "")
+        for command in app.registered_commands
+    )
 
 
 def _usage_error(err: UsageError) -> NoReturn:

@@ -1,0 +1,64 @@
+"""Global options before or after the command, `-C` before it, as users type git."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2g.cli.argv import reorder
+from tests.conftest import SAMPLE
+
+COMMANDS = frozenset({"ingest", "link", "match", "reindex", "search", "serve", "stats"})
+
+
+@pytest.mark.parametrize(
+    ("typed", "given"),
+    [
+        (["ingest", "a.mbox", "-q"], ["-q", "ingest", "a.mbox"]),
+        (["ingest", "-vv", "a.mbox", "--json"], ["-vv", "ingest", "a.mbox", "--json"]),
+        (["search", "--data-dir", "D", "x"], ["--data-dir", "D", "search", "x"]),
+        (["search", "--data-dir=D", "x"], ["--data-dir=D", "search", "x"]),
+        (["-C", "R", "link", "HEAD"], ["link", "-C", "R", "HEAD"]),
+        (["-q", "--repo", "R", "stats"], ["-q", "stats", "--repo", "R"]),
+        (["--data-dir", "D", "-C", "R", "link", "x", "-v"],
+         ["--data-dir", "D", "-v", "link", "-C", "R", "x"]),
+        # after `--` nothing moves; a negated search word stays a search word
+        (["search", "--", "-q"], ["search", "--", "-q"]),
+        (["search", "-is:reply", "frob"], ["search", "-is:reply", "frob"]),
+        # no command: typer says what is wrong
+        (["--version"], ["--version"]),
+        (["-C", "R"], ["-C", "R"]),
+        (["nosuch", "-q"], ["nosuch", "-q"]),
+    ],
+)  # fmt: skip
+def test_reorder(typed: list[str], given: list[str]) -> None:
+    assert reorder(typed, COMMANDS) == given
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "e2g", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_options_after_the_command_and_c_before_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    mbox = str(SAMPLE / "frob-devel.mbox")
+    quiet = run("ingest", mbox, "--data-dir", str(data), "-q", "--json")
+    assert quiet.returncode == 0, quiet.stderr
+    assert json.loads(quiet.stdout)["new"] > 0 and quiet.stderr == ""
+    repo = tmp_path / "repo"
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
+        check=True,
+    )
+    linked = run("-C", str(repo), "link", "HEAD", "--json", "--data-dir", str(data))
+    assert linked.returncode == 0, linked.stderr
+    assert "commit" in json.loads(linked.stdout)
