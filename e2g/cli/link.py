@@ -183,7 +183,12 @@ def match(
     ] = False,
     repo: RepoOption = Path(),
     jsonl: Annotated[
-        bool, typer.Option("--jsonl", help="One JSON object per commit on stdout.")
+        bool,
+        typer.Option(
+            "--jsonl",
+            "--json",
+            help="One JSON object per commit on stdout (JSON lines).",
+        ),
     ] = False,
     ignore_trailers: IgnoreTrailers = False,
     jobs: Annotated[

@@ -62,7 +62,10 @@ def search(
         bool, typer.Option("--thread", help="Group hits by thread.")
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON object per hit on stdout.")
+        bool,
+        typer.Option(
+            "--json", "--jsonl", help="One JSON object per hit on stdout (JSON lines)."
+        ),
     ] = False,
 ) -> None:
     """Search every list in the store; newest first."""

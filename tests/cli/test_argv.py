@@ -62,3 +62,32 @@ def test_options_after_the_command_and_c_before_it(tmp_path: Path) -> None:
     linked = run("-C", str(repo), "link", "HEAD", "--json", "--data-dir", str(data))
     assert linked.returncode == 0, linked.stderr
     assert "commit" in json.loads(linked.stdout)
+
+
+def test_json_lines_are_asked_for_the_same_way_in_search_and_match(
+    tmp_path: Path,
+) -> None:
+    """Both stream JSON lines: each takes --json and --jsonl."""
+    data = str(tmp_path / "data")
+    assert (
+        run(
+            "--data-dir", data, "-q", "ingest", str(SAMPLE / "frob-devel.mbox")
+        ).returncode
+        == 0
+    )
+    outputs = {
+        flag: run("--data-dir", data, "search", flag, "frob").stdout
+        for flag in ("--json", "--jsonl")
+    }
+    assert outputs["--json"] == outputs["--jsonl"] and outputs["--json"].count("\n") > 1
+    for line in outputs["--json"].splitlines():
+        assert "message_id" in json.loads(line)
+    repo = tmp_path / "repo"
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
+        check=True,
+    )
+    matched = run("--data-dir", data, "-q", "match", "-C", str(repo), "--json")
+    assert matched.returncode == 0, matched.stderr
+    assert all("commit" in json.loads(line) for line in matched.stdout.splitlines())
+    assert matched.stdout.count("\n") > 1
