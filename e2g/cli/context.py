@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -34,3 +35,14 @@ def options(ctx: typer.Context) -> State:
     """The global options of the command running in `ctx`."""
     found = ctx.find_object(State)
     return found if found is not None else ctx.ensure_object(State)
+
+
+# `--exit-code` (as in `git diff`): the command ran, and found nothing.
+NOTHING_FOUND = 4
+ExitCode = Annotated[
+    bool,
+    typer.Option(
+        "--exit-code",
+        help=f"Exit with {NOTHING_FOUND} when nothing is found (for scripts).",
+    ),
+]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import options
+from e2g.cli.context import NOTHING_FOUND, ExitCode, options
 from e2g.errors import OutputError
 
 if TYPE_CHECKING:
@@ -141,6 +141,7 @@ def link(
         bool, typer.Option("--thread", help="Also print the discussion threads.")
     ] = False,
     ignore_trailers: IgnoreTrailers = False,
+    exit_code: ExitCode = False,
 ) -> None:
     """Show the postings and threads that carried one commit."""
     from e2g.api.link import link as link_commit
@@ -151,10 +152,12 @@ def link(
     )
     if as_json:
         output.json_line(link_json(result))
-        return
-    render_link(result)
-    if thread:
-        _render_thread(result, options(ctx).settings())
+    else:
+        render_link(result)
+        if thread:
+            _render_thread(result, options(ctx).settings())
+    if exit_code and not result.postings:
+        raise typer.Exit(NOTHING_FOUND)
 
 
 def _summary(summary: MatchSummary) -> str:

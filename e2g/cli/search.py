@@ -9,7 +9,7 @@ import typer
 
 from e2g.api import core as api
 from e2g.cli import output
-from e2g.cli.context import options
+from e2g.cli.context import NOTHING_FOUND, ExitCode, options
 from e2g.render import hit_json
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def _grouped(hits: list[SearchHit]) -> list[list[SearchHit]]:
     return list(groups.values())
 
 
-def search(
+def search(  # noqa: PLR0913 - the command's options
     ctx: typer.Context,
     query: Annotated[
         list[str],
@@ -67,6 +67,7 @@ def search(
             "--json", "--jsonl", help="One JSON object per hit on stdout (JSON lines)."
         ),
     ] = False,
+    exit_code: ExitCode = False,
 ) -> None:
     """Search every list in the store; newest first."""
     settings = options(ctx).settings()
@@ -79,7 +80,15 @@ def search(
     if as_json:
         for hit in hits:
             output.json_line(hit_json(hit, settings))
-        return
+    else:
+        _render(ctx, hits, total=total, offset=offset, thread=thread)
+    if exit_code and not total:
+        raise typer.Exit(NOTHING_FOUND)
+
+
+def _render(
+    ctx: typer.Context, hits: list[SearchHit], *, total: int, offset: int, thread: bool
+) -> None:
     if thread:
         for group in _grouped(hits):
             output.table([_row(group[0])], widths=[10, 14, 22])

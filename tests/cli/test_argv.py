@@ -91,3 +91,39 @@ def test_json_lines_are_asked_for_the_same_way_in_search_and_match(
     assert matched.returncode == 0, matched.stderr
     assert all("commit" in json.loads(line) for line in matched.stdout.splitlines())
     assert matched.stdout.count("\n") > 1
+
+
+def test_exit_code_says_nothing_was_found(tmp_path: Path) -> None:
+    """As `git diff --exit-code`: 4 when nothing was found, 0 otherwise (and 0 for
+    an empty answer without the option); the output is the same either way."""
+    data = str(tmp_path / "data")
+    assert (
+        run(
+            "--data-dir", data, "-q", "ingest", str(SAMPLE / "frob-devel.mbox")
+        ).returncode
+        == 0
+    )
+    found = run("--data-dir", data, "search", "--exit-code", "frob")
+    none = run("--data-dir", data, "search", "--exit-code", "zzzznothing")
+    plain = run("--data-dir", data, "search", "zzzznothing")
+    assert (found.returncode, none.returncode, plain.returncode) == (0, 4, 0)
+    assert none.stdout == plain.stdout
+    repo = tmp_path / "repo"
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
+        check=True,
+    )
+    root = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[0]
+    unposted = run(
+        "--data-dir", data, "link", "-C", str(repo), root, "--exit-code", "--json"
+    )
+    assert unposted.returncode == 4, unposted.stderr
+    assert json.loads(unposted.stdout)["status"] == "no-match"
+    posted = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
+    matched = run("--data-dir", data, "link", "-C", str(repo), posted, "--exit-code")
+    assert matched.returncode == 0, matched.stderr
