@@ -129,6 +129,7 @@ _WORD = re.compile(r"\w+(?:[-./+]\w+)*")
 _PART = re.compile(r"[^\W_]+")
 NAME_WORD = re.compile(r"\w+")
 _PREFIX = re.compile(r"([A-Za-z]+):")
+_KNOWN = sorted(f"{name}:" for name in PREFIXES)
 _PERIOD = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
 
 
@@ -175,12 +176,25 @@ def _parse_clause(text: str, position: int) -> tuple[Clause, int]:
     if prefix and prefix.group(1).lower() in PREFIXES:
         field = PREFIXES[prefix.group(1).lower()]
         position = prefix.end()
+    elif prefix is not None and _unknown_prefix(text, prefix):
+        # `x:foo` would silently find nothing; `mm: fix` (a subsystem, then a
+        # space), a URL and a quoted "x:foo" are searched as text.
+        raise _error(
+            f"unknown prefix {prefix.group(0)} (known: {', '.join(_KNOWN)}); "
+            f'to search for the text, quote it: "{text[start:].split()[0]}"',
+            start,
+        )
     value, phrase, end = _read_value(text, position)
     if not value:
         label = text[start:position] or '""'
         raise _error(f"{label} needs a value", start)
     clause = _make_clause(field, value, phrase=phrase, column=start)
     return (Not(clause) if negated else clause), end
+
+
+def _unknown_prefix(text: str, prefix: re.Match[str]) -> bool:
+    after = text[prefix.end() : prefix.end() + 2]
+    return bool(after) and not after[0].isspace() and after != "//"
 
 
 def _read_value(text: str, position: int) -> tuple[str, bool, int]:

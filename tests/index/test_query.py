@@ -93,6 +93,8 @@ def test_a_hyphen_inside_a_word_is_not_negation() -> None:
         ("d:..", "needs at least one date"),
         ("d:2020-01-01..2019-01-01", "ends before it starts"),
         ("is:bogus", "unknown is:bogus; expected one of patch, cover, pull, reply"),
+        ("x:foo", "unknown prefix x: (known: d:, date:"),
+        ("fix -auther:bob", 'quote it: "auther:bob"'),
         ("v:x", "v:x is not a version"),
         ("v:0", "v:0 is not a version"),
         ("s:", "s: needs a value"),
@@ -195,3 +197,12 @@ def test_list_tokens() -> None:
         "io-uring.vger.kernel.org",
         "io-uring",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["mm: fix", "io_uring: fix", "https://lore.kernel.org/r/x", '"x:foo"', "fix 12:30"],
+)
+def test_a_colon_in_text_is_not_a_prefix(text: str) -> None:
+    """A subsystem and a space, a URL, a quoted phrase, a time: searched as text."""
+    assert parse_query(text).clauses
