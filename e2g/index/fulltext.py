@@ -310,6 +310,9 @@ def _clause(clause: ql.Match | ql.KindIs | ql.VersionIs) -> wq.Query:
         return _all(_author_word(word) for word in clause.value.split())
     if clause.field is ql.Field.FILE:
         path = ql.clean_path(clause.value)
+        if path.endswith("*") and path.rstrip("*"):
+            # `file:net/fro*`: any path, directory or base name the text begins.
+            return wq.Prefix("files", path.rstrip("*"))
         return wq.Or([wq.Term("files", path), wq.Term("files", path + "/")])
     if clause.field is ql.Field.LIST:
         return wq.Term("lists", ql.fold(clause.value).strip())

@@ -153,6 +153,10 @@ def found(fulltext: Fulltext, query: str) -> set[str]:
         ("file:include/linux/", {"slab-v2@kernel.dk"}),
         ("file:io_uring/net.c", {"send@gmail.com"}),
         ("file:mm/slub.c", set()),
+        ("file:mm/sla*", {"slab-v2@kernel.dk"}),  # a prefix of a path component
+        ("file:io_uring/ne*", {"send@gmail.com"}),
+        ("file:sla*", {"slab-v2@kernel.dk"}),  # of a base name
+        ("file:mm/slu*", set()),
         (
             "list:linux-mm.kvack.org",
             {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"},
