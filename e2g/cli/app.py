@@ -62,6 +62,8 @@ def global_options(
             "--verbose",
             "-v",
             count=True,
+            metavar="",  # a counted flag (-v, -vv), not a number to type
+            show_default=False,
             help="More logging on stderr (-vv for debug).",
         ),
     ] = 0,
