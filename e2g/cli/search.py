@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,11 +34,19 @@ def _row(hit: SearchHit) -> list[str]:
     ]
 
 
+_NO_DATE = datetime.min.replace(tzinfo=UTC)
+
+
 def _grouped(hits: list[SearchHit]) -> list[list[SearchHit]]:
+    """Hits by thread: threads in the order of their first hit, and inside each the
+    messages in the order of the conversation (oldest first, undated last)."""
     groups: dict[str, list[SearchHit]] = {}
     for hit in hits:
         groups.setdefault(hit.thread_root or hit.message_id, []).append(hit)
-    return list(groups.values())
+    return [
+        sorted(group, key=lambda hit: (hit.date is None, hit.date or _NO_DATE))
+        for group in groups.values()
+    ]
 
 
 def search(  # noqa: PLR0913 - the command's options

@@ -127,3 +127,23 @@ def test_exit_code_says_nothing_was_found(tmp_path: Path) -> None:
     posted = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
     matched = run("--data-dir", data, "link", "-C", str(repo), posted, "--exit-code")
     assert matched.returncode == 0, matched.stderr
+
+
+def test_thread_groups_read_in_conversation_order() -> None:
+    from datetime import UTC, datetime
+
+    from e2g.cli.search import _grouped
+    from e2g.index.fulltext import SearchHit
+
+    def hit(message_id: str, root: str, day: int | None) -> SearchHit:
+        when = None if day is None else datetime(2024, 1, day, tzinfo=UTC)
+        return SearchHit(
+            message_id, "s", "A", "a@x", (), when, "reply", 1, (), root, 0.0
+        )
+
+    newest_first = [
+        hit("c", "t1", 3), hit("x", "t2", 9), hit("b", "t1", 2),
+        hit("u", "t1", None), hit("a", "t1", 1),
+    ]  # fmt: skip
+    groups = [[h.message_id for h in group] for group in _grouped(newest_first)]
+    assert groups == [["a", "b", "c", "u"], ["x"]]
