@@ -83,7 +83,13 @@ def codec_name(charset: str) -> str | None:
 
 
 def decode_bytes(data: bytes, charset: str | None = None) -> str:
-    """Decode mail bytes: valid UTF-8 first, then the declared charset, then cp1252.
+    """decode_bytes_as() without the codec it used."""
+    return decode_bytes_as(data, charset)[0]
+
+
+def decode_bytes_as(data: bytes, charset: str | None = None) -> tuple[str, str]:
+    """(text, the codec that read it): valid UTF-8 first, then the declared charset,
+    then cp1252; "" as the codec when only a guess could read the bytes.
 
     Mislabelled UTF-8 is the common case (PACKAGES.md), so a valid UTF-8 reading wins
     over the label, except for 7-bit stateful charsets (ISO-2022-JP) where the label
@@ -98,10 +104,10 @@ def decode_bytes(data: bytes, charset: str | None = None) -> str:
         if codec is None:
             continue
         try:
-            return data.decode(codec)
+            return data.decode(codec), codec
         except (UnicodeDecodeError, LookupError, ValueError):
             continue
-    return _guess_decode(data)
+    return _guess_decode(data), ""
 
 
 def _guess_decode(data: bytes) -> str:

@@ -96,6 +96,9 @@ class BodyParts:
 
     texts: tuple[str, ...]
     defects: tuple[encoded.Defect, ...] = ()
+    # Per text, the codec that read its bytes ("" when unknown): a diff's patch-id
+    # is taken on the bytes the author's tree held, as git takes it.
+    codecs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +207,9 @@ def parse_message(raw: RawMessage, *, now: datetime) -> Message | Malformed:
     if not any(name in fields for name in _MAIL_HEADERS):
         return Malformed("not a mail", raw.origin)
     parts = read_body_parts(mail)
-    commentary, patch = find_patch(parts.texts) if parts.texts else ("", None)
+    commentary, patch = (
+        find_patch(parts.texts, codecs=parts.codecs) if parts.texts else ("", None)
+    )
     return _build(
         fields,
         parts,
@@ -507,33 +512,38 @@ class _FoundParts:
     def __init__(self) -> None:
         self.budget = encoded.Budget()
         self.body: str | None = None
+        self.body_codec = ""
         self.html: str | None = None
         self.extra: list[str] = []
+        self.extra_codecs: list[str] = []
         self.defects: list[encoded.Defect] = []
 
     def add(self, part: _Part) -> None:
         if part.defect is not None:
             self.defects.append(part.defect)
         elif part.unwrapped:
-            self._keep_diff(headers.decode_bytes(part.payload, part.charset))
+            self._keep_diff(*headers.decode_bytes_as(part.payload, part.charset))
         elif _is_patch_part(part):
-            text = headers.decode_bytes(part.payload, part.charset)
+            text, codec = headers.decode_bytes_as(part.payload, part.charset)
             self.extra.append(text)
+            self.extra_codecs.append(codec)
             self._add_uuencoded(text)
         elif _reads_as_plain(part.content_type):
-            text = headers.decode_bytes(part.payload, part.charset)
+            text, codec = headers.decode_bytes_as(part.payload, part.charset)
             patch_at = self._add_uuencoded(text)
             if self.body is None and not part.attachment:
                 # As with an inline diff, the commentary is the text before it.
                 self.body = text if patch_at is None else text[:patch_at]
+                self.body_codec = codec
             else:
-                self._keep_diff(text)
+                self._keep_diff(text, codec)
         elif part.content_type == "text/html" and self.html is None:
             self.html = headers.decode_bytes(part.payload, part.charset)
 
-    def _keep_diff(self, text: str) -> None:
+    def _keep_diff(self, text: str, codec: str) -> None:
         if _DIFF_MARK.search(text):
             self.extra.append(text)
+            self.extra_codecs.append(codec)
 
     def _add_uuencoded(self, text: str) -> int | None:
         """Keep the diffs uuencoded into a text part (``begin 644 fix.diff`` ...
@@ -546,7 +556,7 @@ class _FoundParts:
                 self.defects.append(block.result.defect)
                 break
             kept = len(self.extra)
-            self._keep_diff(headers.decode_bytes(block.result.data))
+            self._keep_diff(*headers.decode_bytes_as(block.result.data))
             if patch_at is None and len(self.extra) > kept:
                 patch_at = block.start
         return patch_at
@@ -556,7 +566,9 @@ class _FoundParts:
         if body is None and self.html is not None:
             body = _strip_html(self.html)
         texts = ([body] if body is not None else []) + self.extra[:MAX_TEXT_PARTS]
+        codecs = ([self.body_codec] if body is not None else []) + self.extra_codecs
         return BodyParts(
             texts=tuple(text.replace("\x00", "") for text in texts),
             defects=tuple(self.defects),
+            codecs=tuple(codecs[: len(texts)]),
         )

@@ -368,13 +368,13 @@ def parse_diff(diff: str) -> Patch | None:
 
 
 def parse_diff_with_lines(
-    diff: str, *, patch_id: str | None = None
+    diff: str, *, patch_id: str | None = None, codec: str = ""
 ) -> tuple[Patch | None, ChangedLines]:
     """parse_diff() and diff_lines() of the same text, reading it once; `patch_id`,
     when the caller computed it already (git_diff_patch_id()). The lines are
     collapsed when first asked for: about half of all commits never are."""
     changed: list[tuple[str, _FileRecord]] = []
-    return _parse_diff(diff, changed, patch_id), ChangedLines(changed)
+    return _parse_diff(diff, changed, patch_id, codec), ChangedLines(changed)
 
 
 class ChangedLines(Mapping[str, tuple[list[str], list[str]]]):
@@ -411,6 +411,7 @@ def _parse_diff(
     diff: str,
     changed: list[tuple[str, _FileRecord]] | None,
     patch_id: str | None = None,
+    codec: str = "",
 ) -> Patch | None:
     lines, final_newline = _split_lines(diff)
     segments = _scan(lines)
@@ -428,7 +429,7 @@ def _parse_diff(
         files=files,
         added=sum(change.added for change in files),
         removed=sum(change.removed for change in files),
-        patch_id=compute_patch_id(text) if patch_id is None else patch_id,
+        patch_id=compute_patch_id(text, codec=codec) if patch_id is None else patch_id,
     )
 
 
@@ -493,17 +494,22 @@ def _collapse(line: str) -> str:
     return " ".join(line.split())
 
 
-def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:
+def find_patch(
+    texts: Sequence[str], *, codecs: Sequence[str] = ()
+) -> tuple[str, Patch | None]:
     """Return (commentary of the first part, the Patch of all parts' diffs combined).
 
     `texts` are a message's text parts in order: the inline body first, then
     ``text/x-patch``/``.diff`` attachments, already decoded. The same diff carried by two
-    parts (an inline copy and an attachment) is counted once.
+    parts (an inline copy and an attachment) is counted once. `codecs`, per text, is
+    the codec that decoded it: the patch-id is taken on the diff in the codec of the
+    first part that carries one, as git takes it on the bytes the files hold.
     """
     if not texts:
         return "", None
     commentary = ""
     diffs: list[str] = []
+    codec = ""
     for position, text in enumerate(texts[:MAX_PARTS]):
         part_commentary, diff = split_body(text)
         if position == 0:
@@ -511,10 +517,12 @@ def find_patch(texts: Sequence[str]) -> tuple[str, Patch | None]:
         if diff is not None:
             diff = diff if diff.endswith("\n") else diff + "\n"
             if diff not in diffs:
+                if not diffs and position < len(codecs):
+                    codec = codecs[position]
                 diffs.append(diff)
     if not diffs:
         return commentary, None
-    patch, lines = parse_diff_with_lines("".join(diffs))
+    patch, lines = parse_diff_with_lines("".join(diffs), codec=codec)
     return commentary, _weighed(patch, lines)
 
 

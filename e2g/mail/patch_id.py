@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 # Stored next to each id: git's own output changed in 2.36, 2.39 and 2.47.
 PATCH_ID_ALGORITHM = "git-2.39-stable"
+_UTF8 = frozenset({"utf_8", "utf-8", "utf8", "ascii", "us-ascii"})
 
 _WHITESPACE = b" \t\n\r"  # git's isspace(): not \v or \f
 _ALPHA = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -28,14 +29,20 @@ _DIGITS = re.compile(rb"[0-9]*")
 _ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 
-def compute_patch_id(diff: str) -> str | None:
+def compute_patch_id(diff: str, *, codec: str = "") -> str | None:
     """Return ``git patch-id --stable`` (git 2.39) of `diff`, or None where git prints none.
 
     git prints no id when the text has no ``diff `` line. A line of 40 hex digits (after
     ``commit ``/``From ``) starts a new patch in git: before the first diff it is
     skipped, after it the patch ends there. Header-only diffs (renames, mode changes)
-    get an id, as in git.
+    get an id, as in git. `codec`, when the text was decoded from another charset
+    (latin-1 mail), gives back the bytes git hashed in the author's tree.
     """
+    if codec and codec not in _UTF8:
+        try:
+            return _PatchIdReader().read(diff.encode(codec))
+        except (UnicodeEncodeError, LookupError):
+            pass  # not all of it reads back: hash its UTF-8, as for any text
     try:
         data = diff.encode("utf-8")
     except UnicodeEncodeError:

@@ -583,7 +583,7 @@ def test_huge_headers_are_bounded() -> None:
     assert len(parsed.author.email) <= MAX_ADDRESS
 
 
-# --- parser bugs found by these mails: fixed, except where marked xfail -----------------
+# --- parser bugs found by these mails, now fixed ---------------------------------------
 
 
 def test_from_without_address_has_no_email() -> None:
@@ -597,11 +597,6 @@ def test_huge_from_keeps_name_as_name() -> None:
     assert not huge.author.email.startswith("Zed")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suspected bug: the patch-id of a Latin-1 mail is taken on its UTF-8 "
-    "re-encoding, the commit side (git.repo) hashes the file's own bytes",
-)
 def test_latin1_patch_id_is_gits() -> None:
     patch = message("21-latin1-body").patch
     assert patch is not None
