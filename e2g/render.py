@@ -15,6 +15,7 @@ Importing it is cheap (the api's types are only named for the type checker), so
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from html import escape
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
     from e2g.index.fulltext import SearchHit
+    from e2g.ingest.pipeline import IngestReport
     from e2g.model import LinkResult, StoredMessage
 
 
@@ -31,7 +33,16 @@ def iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
 
-# --- commits, search hits, coverage ---------------------------------------------------
+# --- ingest summaries, commits, search hits, coverage ---------------------------------
+
+
+def ingest_json(report: IngestReport) -> dict[str, object]:
+    """`e2g ingest --json`: every field of the report, counters as plain objects."""
+    data = dataclasses.asdict(report)
+    data["malformed_reasons"] = dict(report.malformed_reasons)
+    data["damaged_reasons"] = dict(report.damaged_reasons)
+    data["elapsed"] = round(report.elapsed, 3)
+    return data
 
 
 def link_json(result: LinkResult) -> dict[str, object]:

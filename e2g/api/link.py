@@ -111,19 +111,6 @@ class MatchSummary:
     def rate(self) -> float:
         return self.commits / self.elapsed if self.elapsed > 0 else 0.0
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "commits": self.commits,
-            "matched": self.matched,
-            "no_match": self.no_match,
-            "skipped": self.skipped,
-            "outside_archive": self.outside,
-            "merges": self.merges,
-            "elapsed": round(self.elapsed, 3),
-            "commits_per_second": round(self.rate, 1),
-            "by_method": dict(self.by_method),
-        }
-
 
 def repo_key(repository: Repo) -> str:
     return str(repository.root.resolve())

@@ -11,6 +11,7 @@ from e2g.api import core as api
 from e2g.cli import output
 from e2g.cli.context import options
 from e2g.errors import IndexBehind, Interrupted
+from e2g.render import ingest_json
 
 if TYPE_CHECKING:
     from e2g.ingest.pipeline import IngestReport, Progress
@@ -105,7 +106,7 @@ def ingest(
             stdin=sys.stdin.buffer,
         )
     if as_json:
-        output.json_line(report.as_dict())
+        output.json_line(ingest_json(report))
     elif not quiet:
         output.err(_summary(report))
     if report.interrupted:

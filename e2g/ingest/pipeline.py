@@ -85,13 +85,6 @@ class IngestReport:
     damaged_reasons: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)  # damaged input, restarts
 
-    def as_dict(self) -> dict[str, object]:
-        data = dataclasses.asdict(self)
-        data["malformed_reasons"] = dict(self.malformed_reasons)
-        data["damaged_reasons"] = dict(self.damaged_reasons)
-        data["elapsed"] = round(self.elapsed, 3)
-        return data
-
 
 @dataclass(frozen=True, slots=True)
 class Progress:

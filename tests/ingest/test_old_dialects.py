@@ -603,6 +603,7 @@ def test_ingest_keeps_a_mail_with_a_damaged_part_and_counts_it(
     left out, in the summary and its JSON."""
     from e2g.api import core as api_core
     from e2g.index.store import Store
+    from e2g.render import ingest_json
 
     truncated = base64_part(GZ[: len(GZ) // 2], "fix.diff.gz", "application/x-gzip")
     archive = tmp_path / "old.mbox"
@@ -614,7 +615,7 @@ def test_ingest_keeps_a_mail_with_a_damaged_part_and_counts_it(
     report = api_core.ingest(settings, [str(archive)], workers=1)
     assert (report.new, report.malformed, report.damaged) == (1, 0, 1)
     assert report.damaged_reasons == {encoded.TRUNCATED: 1}
-    assert report.as_dict()["damaged_reasons"] == {encoded.TRUNCATED: 1}
+    assert ingest_json(report)["damaged_reasons"] == {encoded.TRUNCATED: 1}
     with Store(settings.store_path) as store:
         kept = store.message("wrapped@example.org")
     assert kept is not None and kept.author_email == "olga@example.org"
