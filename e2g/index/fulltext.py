@@ -352,7 +352,8 @@ def _author_word(word: str) -> wq.Query:
 
 
 def _window(clause: ql.DateRange) -> Window:
-    low = _day_start(clause.start) if clause.start else 1  # 0 is "undated": never in
+    # 0 is "undated": in no range, not even one that starts on 1970-01-01.
+    low = max(_day_start(clause.start), 1) if clause.start else 1
     high = _day_start(clause.end) + 86_399 if clause.end else 2**62
     return low, high
 

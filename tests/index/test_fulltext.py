@@ -596,3 +596,17 @@ def test_negation_agrees_with_set_arithmetic(tmp_path: Path) -> None:
                 hits, total = fulltext.search(f"{word} -f:{last}", limit=300, sort=sort)
                 assert {hit.message_id for hit in hits} == expected, (word, name)
                 assert total == len(expected)
+
+
+def test_an_undated_message_is_in_no_date_range(index: Fulltext) -> None:
+    """Undated is stored as 0, the first second of 1970: a range from 1970-01-01 must
+    not take it for a date, and a negated range must not drop it."""
+    for query in (
+        "x86 d:1970-01-01..1970-12-31",
+        "x86 d:1970-01-01..",
+        "x86 d:..2099-01-01",
+    ):
+        hits, total = index.search(query)
+        assert total == 0, query
+    kept, _ = index.search("x86 -d:1970-01-01..1970-12-31")
+    assert [hit.message_id for hit in kept] == ["fair@example.cn"]
