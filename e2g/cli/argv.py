@@ -9,7 +9,7 @@ SHA` becomes `e2g link -C REPO SHA`. Nothing after `--` moves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # Global options with no value, and those that take one.
 _FLAGS = frozenset({"-q", "--quiet", "-v", "--verbose"})
@@ -26,9 +26,11 @@ def reorder(argv: Sequence[str], commands: frozenset[str]) -> list[str]:
     if not rest:
         return list(argv)
     command, tail = rest[0], rest[1:]
-    moved_in, repo = _take_repo(head) if command in _REPO_COMMANDS else (head, [])
-    globals_, kept = _take_globals(tail)
-    return [*moved_in, *globals_, command, *repo, *kept]
+    repo: list[str] = []
+    if command in _REPO_COMMANDS:
+        repo, head = _take(head, is_flag=_never, valued=_REPO)
+    globals_, kept = _take(tail, is_flag=_is_flag, valued=_VALUED)
+    return [*head, *globals_, command, *repo, *kept]
 
 
 def _split_at_command(
@@ -45,25 +47,6 @@ def _split_at_command(
     return argv, []
 
 
-def _take_repo(head: list[str]) -> tuple[list[str], list[str]]:
-    """`-C REPO` / `--repo=REPO` out of the options before the command."""
-    kept: list[str] = []
-    repo: list[str] = []
-    index = 0
-    while index < len(head):
-        token = head[index]
-        if token in _REPO and index + 1 < len(head):
-            repo += head[index : index + 2]
-            index += 2
-            continue
-        if token.startswith("--repo="):
-            repo.append(token)
-        else:
-            kept.append(token)
-        index += 1
-    return kept, repo
-
-
 def _is_flag(token: str) -> bool:
     """-q, --quiet, -v, -vv, -vvv, --verbose."""
     if token in _FLAGS:
@@ -71,24 +54,30 @@ def _is_flag(token: str) -> bool:
     return len(token) > 2 and token[0] == "-" and set(token[1:]) == {"v"}
 
 
-def _take_globals(tail: list[str]) -> tuple[list[str], list[str]]:
-    """The global options after the command, and the rest in its order."""
-    moved: list[str] = []
+def _never(token: str) -> bool:
+    return False
+
+
+def _take(
+    tokens: list[str], *, is_flag: Callable[[str], bool], valued: frozenset[str]
+) -> tuple[list[str], list[str]]:
+    """(the options taken, the rest in its order): flags, `NAME VALUE` and
+    `--NAME=VALUE` for the names in `valued`; nothing after `--` is taken."""
+    taken: list[str] = []
     kept: list[str] = []
     index = 0
-    while index < len(tail):
-        token = tail[index]
+    while index < len(tokens):
+        token = tokens[index]
         if token == "--":
-            kept += tail[index:]
+            kept += tokens[index:]
             break
-        if _is_flag(token):
-            moved.append(token)
-        elif token in _VALUED and index + 1 < len(tail):
-            moved += tail[index : index + 2]
+        name, equals, _ = token.partition("=")
+        if is_flag(token) or (equals and name.startswith("--") and name in valued):
+            taken.append(token)
+        elif token in valued and index + 1 < len(tokens):
+            taken += tokens[index : index + 2]
             index += 1
-        elif token.startswith("--data-dir="):
-            moved.append(token)
         else:
             kept.append(token)
         index += 1
-    return moved, kept
+    return taken, kept
