@@ -127,6 +127,16 @@ def clone(source: Path, target: Path, *options: str) -> Path:
     return target
 
 
+def sample_repo(target: Path) -> Path:
+    """A clone of the sample repository (sample-mbox/sample-repo.bundle) at `target`."""
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(target)],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
 def commit_object(repo: Path, message: bytes, *, identity: bytes) -> str:
     """A commit of the index's tree on HEAD with `message` bytes as they are, written
     as an object (git commit would re-encode a message that is not UTF-8); HEAD

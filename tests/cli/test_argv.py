@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from e2g.cli.argv import reorder
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, sample_repo
 
 COMMANDS = frozenset({"ingest", "link", "match", "reindex", "search", "serve", "stats"})
 
@@ -40,12 +40,21 @@ def test_reorder(typed: list[str], given: list[str]) -> None:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """`e2g ARGS...` as typed, in a new process."""
     return subprocess.run(
         [sys.executable, "-m", "e2g", *args],
         capture_output=True,
         text=True,
         check=False,
+        timeout=120,
     )
+
+
+def ingested(data: Path) -> str:
+    """A data dir holding the sample list, as the argument --data-dir takes."""
+    done = run("--data-dir", str(data), "-q", "ingest", str(SAMPLE / "frob-devel.mbox"))
+    assert done.returncode == 0, done.stderr
+    return str(data)
 
 
 def test_options_after_the_command_and_c_before_it(tmp_path: Path) -> None:
@@ -54,11 +63,7 @@ def test_options_after_the_command_and_c_before_it(tmp_path: Path) -> None:
     quiet = run("ingest", mbox, "--data-dir", str(data), "-q", "--json")
     assert quiet.returncode == 0, quiet.stderr
     assert json.loads(quiet.stdout)["new"] > 0 and quiet.stderr == ""
-    repo = tmp_path / "repo"
-    subprocess.run(
-        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
-        check=True,
-    )
+    repo = sample_repo(tmp_path / "repo")
     linked = run("-C", str(repo), "link", "HEAD", "--json", "--data-dir", str(data))
     assert linked.returncode == 0, linked.stderr
     assert "commit" in json.loads(linked.stdout)
@@ -68,13 +73,7 @@ def test_json_lines_are_asked_for_the_same_way_in_search_and_match(
     tmp_path: Path,
 ) -> None:
     """Both stream JSON lines: each takes --json and --jsonl."""
-    data = str(tmp_path / "data")
-    assert (
-        run(
-            "--data-dir", data, "-q", "ingest", str(SAMPLE / "frob-devel.mbox")
-        ).returncode
-        == 0
-    )
+    data = ingested(tmp_path / "data")
     outputs = {
         flag: run("--data-dir", data, "search", flag, "frob").stdout
         for flag in ("--json", "--jsonl")
@@ -82,11 +81,7 @@ def test_json_lines_are_asked_for_the_same_way_in_search_and_match(
     assert outputs["--json"] == outputs["--jsonl"] and outputs["--json"].count("\n") > 1
     for line in outputs["--json"].splitlines():
         assert "message_id" in json.loads(line)
-    repo = tmp_path / "repo"
-    subprocess.run(
-        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
-        check=True,
-    )
+    repo = sample_repo(tmp_path / "repo")
     matched = run("--data-dir", data, "-q", "match", "-C", str(repo), "--json")
     assert matched.returncode == 0, matched.stderr
     assert all("commit" in json.loads(line) for line in matched.stdout.splitlines())
@@ -96,23 +91,13 @@ def test_json_lines_are_asked_for_the_same_way_in_search_and_match(
 def test_exit_code_says_nothing_was_found(tmp_path: Path) -> None:
     """As `git diff --exit-code`: 4 when nothing was found, 0 otherwise (and 0 for
     an empty answer without the option); the output is the same either way."""
-    data = str(tmp_path / "data")
-    assert (
-        run(
-            "--data-dir", data, "-q", "ingest", str(SAMPLE / "frob-devel.mbox")
-        ).returncode
-        == 0
-    )
+    data = ingested(tmp_path / "data")
     found = run("--data-dir", data, "search", "--exit-code", "frob")
     none = run("--data-dir", data, "search", "--exit-code", "zzzznothing")
     plain = run("--data-dir", data, "search", "zzzznothing")
     assert (found.returncode, none.returncode, plain.returncode) == (0, 4, 0)
     assert none.stdout == plain.stdout
-    repo = tmp_path / "repo"
-    subprocess.run(
-        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
-        check=True,
-    )
+    repo = sample_repo(tmp_path / "repo")
     root = subprocess.run(
         ["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"],
         capture_output=True,

@@ -4,7 +4,6 @@ compare with sample-mbox/expected.json (the sample's ground truth)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from e2g.api.core import ingest
 from e2g.api.link import link, match
 from e2g.api.stats import stats
 from e2g.render import link_json, render_svg
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, sample_repo
 
 EXPECTED = json.loads((SAMPLE / "expected.json").read_text())
 
@@ -22,11 +21,7 @@ EXPECTED = json.loads((SAMPLE / "expected.json").read_text())
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[config.Settings, Path]:
     root = tmp_path_factory.mktemp("sample")
-    repo = root / "repo"
-    subprocess.run(
-        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
-        check=True,
-    )
+    repo = sample_repo(root / "repo")
     settings = config.resolve(data_dir=root / "data", env={}, home=root)
     archives = [
         SAMPLE / "frob-devel.mbox",

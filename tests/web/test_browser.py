@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 from e2g import config
 from e2g.api import core as api
 from e2g.web.app import create_app
+from tests.conftest import sample_repo
 
 pytestmark = pytest.mark.browser
 
@@ -48,11 +48,7 @@ def sample(
         if not (SAMPLE / name).exists():
             pytest.skip(f"sample-mbox/{name} is not there yet")
     root = tmp_path_factory.mktemp("browser")
-    repo = root / "repo"
-    subprocess.run(
-        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
-        check=True,
-    )
+    repo = sample_repo(root / "repo")
     settings = config.resolve(data_dir=root / "data", env={}, home=root / "home")
     api.ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
     demo = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
