@@ -1,0 +1,499 @@
+"""Lore scale: e2g on an archive built from a whole real git history, measured.
+
+    python benchmarks/scale.py --repo REPO [--count N] [--workdir DIR] [--skip-notmuch]
+
+1. Builds (or reuses, in --workdir) an archive of about --count messages from REPO's
+   history with gen_history.py: every non-merge commit posted as its real patch, with
+   earlier versions, series, resends, replies and chatter, and the ground truth.
+2. Ingests the first 99% of it into a fresh data dir with default options
+   (`e2g ingest --json FILE`, as a user types it), polling the store and the index
+   from outside: msgs/s per tenth of the archive for each, peak RSS of the process
+   tree, store and index size against the mbox's size.
+3. Appends the last 1% to the same file and ingests it again: the incremental cost.
+4. Search: in process, newest first and by relevance, for realistic queries drawn from
+   the history (authors, subject words, files, dates, kinds), each with the index kept
+   open (as `e2g serve` does) and opened per query (as one `e2g search` does);
+   p50/p99. Then `e2g search` end to end, as a new process.
+5. Match: `e2g match` over the commits up to the one at 99% of the truth, then over
+   the whole range (the incremental run), against git's floor
+   (`git log -p --no-merges | git patch-id --stable`) on the same range, as a ratio;
+   peak RSS; recall of the ground truth (the applied version among the postings) and
+   how many links point at another commit's patch.
+6. The same archive through `notmuch new` (a Maildir, converted untimed), as a ratio;
+   skipped with a note when notmuch is absent or with --skip-notmuch.
+7. A projection to 10M messages and 1.3M commits from the rates of the last tenth.
+
+Numbers go to stdout (a table, or one JSON object with --json); progress to stderr.
+CI runs it on a small --count only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import gen_history  # noqa: E402
+import ingest as ingest_bench  # noqa: E402
+from match_floor import floor_seconds  # noqa: E402
+
+ingest_bench.POLL_SECONDS = 0.5  # its 20 Hz walk of /proc took ~15% of a core here
+
+POLL_SECONDS = 1.0  # polls cost CPU the measured run shares
+INCREMENT = 0.01  # the share of the archive appended for the incremental run
+TEN_MILLION = 10_000_000
+KERNEL_COMMITS = 1_300_000
+
+
+def note(text: str) -> None:
+    print(f"scale: {text}", file=sys.stderr, flush=True)
+
+
+# --- the archive ----------------------------------------------------------------------
+
+
+def build_archive(workdir: Path, repo: Path, count: int, seed: int) -> Path:
+    archive = workdir / f"history-{count}-{seed}.mbox"
+    truth = archive.with_suffix(".truth.jsonl")
+    if archive.exists() and truth.exists():
+        return archive
+    note(f"building about {count:,} messages from {repo} ...")
+    partial = archive.with_name(archive.name + ".partial")
+    with partial.open("wb", buffering=1 << 20) as out, truth.open("wb") as facts:
+        gen_history.write(out, facts, repo, [], count, seed)
+    partial.rename(archive)
+    return archive
+
+
+def entries(path: Path) -> Iterator[bytes]:
+    """The archive's mbox entries, each with its `From ` line (the generators escape
+    body lines that would start one)."""
+    entry = bytearray()
+    with path.open("rb") as stream:
+        for line in stream:
+            if line.startswith(b"From ") and entry:
+                yield bytes(entry)
+                entry.clear()
+            entry += line
+    if entry:
+        yield bytes(entry)
+
+
+def split_archive(archive: Path, workdir: Path) -> tuple[Path, bytes, int, int]:
+    """The first 99% of the messages as the file to ingest, and the rest's bytes."""
+    messages = sum(1 for _ in entries(archive))
+    keep = messages - max(1, int(messages * INCREMENT))
+    head = workdir / "ingested.mbox"
+    tail = bytearray()
+    with head.open("wb", buffering=1 << 20) as out:
+        for number, entry in enumerate(entries(archive)):
+            if number < keep:
+                out.write(entry)
+            else:
+                tail += entry
+    return head, bytes(tail), keep, messages
+
+
+# --- watching a run from outside ------------------------------------------------------
+
+
+@dataclass
+class Progress:
+    """(seconds since start, store messages, index documents) samples."""
+
+    samples: list[tuple[float, int, int]] = field(default_factory=list)
+
+    def tenths(self, total: int, column: int) -> list[float]:
+        """Messages/s within each tenth of `total`, from the samples of `column`
+        (the moment a tenth was crossed interpolated between two samples)."""
+        rates, before = [], 0.0
+        samples = iter(self.samples)
+        low: tuple[float, int, int] = (0.0, 0, 0)
+        high = low
+        for tenth in range(1, 11):
+            goal = total * tenth / 10
+            while high[column] < goal:
+                following = next(samples, None)
+                if following is None:
+                    return rates
+                low, high = high, following
+            span = max(high[column] - low[column], 1)
+            when = low[0] + (goal - low[column]) / span * (high[0] - low[0])
+            rates.append(total / 10 / max(when - before, 1e-6))
+            before = when
+        return rates
+
+
+class Watcher:
+    """Polls the store's highest seq and the index's mark while a run goes on."""
+
+    def __init__(self, data: Path) -> None:
+        from e2g import config
+
+        self.data = data
+        self.index = config.resolve(data_dir=data, env={}, home=data).index_dir
+        self.progress = Progress()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._started = time.perf_counter()
+
+    def _sample(self) -> tuple[int, int]:
+        from e2g.index.fulltext import read_mark
+
+        stored = 0
+        store = self.data / "store.sqlite3"
+        if store.exists():
+            try:
+                connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+                try:
+                    row = connection.execute("SELECT max(seq) FROM messages").fetchone()
+                    stored = int(row[0] or 0)
+                finally:
+                    connection.close()
+            except sqlite3.Error:
+                pass
+        try:
+            indexed = read_mark(self.index).seq
+        except Exception:  # noqa: BLE001 - a sidecar being replaced: next poll
+            indexed = 0
+        return stored, indexed
+
+    def _run(self) -> None:
+        while not self._stop.wait(POLL_SECONDS):
+            stored, indexed = self._sample()
+            self.progress.samples.append(
+                (time.perf_counter() - self._started, stored, indexed)
+            )
+
+    def __enter__(self) -> Watcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        stored, indexed = self._sample()
+        self.progress.samples.append(
+            (time.perf_counter() - self._started, stored, indexed)
+        )
+
+
+def e2g(data: Path, *arguments: str) -> list[str]:
+    return [sys.executable, "-m", "e2g", "--data-dir", str(data), *arguments]
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def size_of(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+# --- the runs -------------------------------------------------------------------------
+
+
+def run_ingest(
+    data: Path, archive: Path, logs: Path
+) -> tuple[ingest_bench.Measured, Progress]:
+    with Watcher(data) as watcher:
+        run = ingest_bench.measure(
+            e2g(data, "ingest", "--json", str(archive)), env=environment(), logs=logs
+        )
+    if run.returncode != 0:
+        raise SystemExit(f"scale: ingest exited {run.returncode}: {run.stderr[-2000:]}")
+    return run, watcher.progress
+
+
+def queries(repo: Path, truth: list[dict[str, object]], seed: int) -> list[str]:
+    """Realistic queries drawn from the history: what people type about it."""
+    import random
+
+    rnd = random.Random(seed)
+    picked = rnd.sample(truth, min(12, len(truth)))
+    found: list[str] = []
+    for number, fact in enumerate(picked):
+        shown = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "show",
+                "--no-patch",
+                "--format=%an%x1f%s%x1f%as",
+                str(fact["commit"]),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        name, subject, day = shown.split("\x1f")
+        files = subprocess.run(
+            ["git", "-C", str(repo), "show", "--format=", "--name-only"]
+            + [str(fact["commit"])],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        words = sorted(
+            (w.strip(":,.()'\"") for w in subject.split()), key=len, reverse=True
+        )
+        word = next((w for w in words if w.isalnum()), "fix").lower()
+        last = name.split()[-1].lower() if name.split() else "git"
+        year = day[:4]
+        options = [
+            f"f:{last}",
+            word,
+            f"file:{files[0].rpartition('/')[0] or files[0]}" if files else "t/",
+            f"file:{files[0]}" if files else "Makefile",
+            f"s:{word} is:patch",
+            f"d:{year}",
+            f"{word} -is:reply",
+            f"is:cover f:{last}",
+            f"is:patch d:{day}..",
+            f"{word} f:{last}",
+            "Makefile",
+            f"d:{year}-01-01..{year}-03-31 is:patch",
+        ]
+        found.append(options[number % len(options)])
+    return found
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def search_latency(data: Path, asked: list[str], rounds: int) -> dict[str, float]:
+    from e2g import config
+    from e2g.api import core
+    from e2g.index.fulltext import Fulltext
+
+    settings = config.resolve(data_dir=data, env={}, home=data)
+    figures: dict[str, float] = {}
+    with Fulltext.open(settings.index_dir, create=False) as fulltext:
+        for sort in ("date", "relevance"):
+            fulltext.search(asked[0], sort=sort)  # warm the open searcher
+            timings = []
+            for _ in range(rounds):
+                for query in asked:
+                    started = time.perf_counter()
+                    fulltext.search(query, limit=20, sort=sort)
+                    timings.append((time.perf_counter() - started) * 1000)
+            figures[f"open_{sort}_p50_ms"] = percentile(timings, 0.5)
+            figures[f"open_{sort}_p99_ms"] = percentile(timings, 0.99)
+    timings = []
+    for query in asked:
+        started = time.perf_counter()
+        core.search(settings, query, limit=20, catch_up=False)
+        timings.append((time.perf_counter() - started) * 1000)
+    figures["per_call_date_p50_ms"] = percentile(timings, 0.5)
+    figures["per_call_date_p99_ms"] = percentile(timings, 0.99)
+    walls = []
+    for query in asked[:4]:
+        started = time.perf_counter()
+        subprocess.run(
+            e2g(data, "search", "--json", query),
+            env=environment(),
+            capture_output=True,
+            check=True,
+        )
+        walls.append(time.perf_counter() - started)
+    figures["end_to_end_median_s"] = statistics.median(walls)
+    figures["end_to_end_max_s"] = max(walls)
+    return figures
+
+
+def run_match(
+    data: Path, repo: Path, revs: list[str], logs: Path
+) -> tuple[ingest_bench.Measured, list[dict[str, object]]]:
+    run = ingest_bench.measure(
+        e2g(data, "-q", "match", "-C", str(repo), "--jsonl", *revs),
+        env=environment(),
+        logs=logs,
+    )
+    if run.returncode != 0:
+        raise SystemExit(f"scale: match exited {run.returncode}: {run.stderr[-2000:]}")
+    return run, [json.loads(line) for line in run.stdout.splitlines() if line]
+
+
+def recall(
+    truth: list[dict[str, object]], results: list[dict[str, object]]
+) -> tuple[float, int, int]:
+    """Share of posted commits whose applied version is among their postings, and how
+    many postings belong to another commit's family (wrong links)."""
+    family: dict[str, str] = {}
+    for fact in truth:
+        for key in ("final", "earlier"):
+            for message_id in fact[key]:  # type: ignore[attr-defined]
+                family[message_id] = str(fact["commit"])
+    linked = {
+        str(r["commit"]): {str(p["message_id"]) for p in r["postings"]}  # type: ignore[attr-defined]
+        for r in results
+    }
+    found = sum(
+        bool(linked.get(str(f["commit"]), set()) & set(f["final"]))  # type: ignore[arg-type]
+        for f in truth
+    )
+    wrong = sum(
+        1
+        for commit, postings in linked.items()
+        for message_id in postings
+        if message_id in family and family[message_id] != commit
+    )
+    return found / max(len(truth), 1), wrong, found
+
+
+# --- the report ----------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in order
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, required=True, help="a git repository")
+    parser.add_argument("--count", type=int, default=200_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, help="keep files here (reused)")
+    parser.add_argument("--skip-notmuch", action="store_true")
+    parser.add_argument("--skip-match", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3, help="search rounds")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    args = parser.parse_args(argv)
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="e2g-scale-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    archive = build_archive(workdir, args.repo, args.count, args.seed)
+    truth = [
+        json.loads(line)
+        for line in archive.with_suffix(".truth.jsonl").read_text().splitlines()
+    ]
+    head, tail, kept, messages = split_archive(archive, workdir)
+    data = workdir / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    result: dict[str, object] = {
+        "messages": messages,
+        "ingested_first": kept,
+        "mbox_mb": round(size_of(archive) / 1e6, 1),
+        "commits_posted": len(truth),
+    }
+
+    note(f"e2g ingest of {kept:,} messages ...")
+    run, progress = run_ingest(data, head, workdir / "logs" / "ingest")
+    summary = json.loads(run.stdout)
+    stored = progress.tenths(kept, 1)
+    indexed = progress.tenths(kept, 2)
+    result |= {
+        "ingest_s": round(run.seconds, 1),
+        "ingest_msgs_per_s": round(kept / run.seconds, 1),
+        "store_msgs_per_s_by_tenth": [round(r) for r in stored],
+        "index_msgs_per_s_by_tenth": [round(r) for r in indexed],
+        "last_tenth_vs_first": round(stored[-1] / stored[0], 2) if stored else None,
+        "ingest_peak_rss_mb": round(
+            max(run.peak_process_rss, run.peak_tree_rss) / 2**20
+        ),
+        "index_lag": summary["index_lag"],
+        "warnings": summary["warnings"],
+        "store_mb": round(size_of(data / "store.sqlite3") / 1e6, 1),
+        "index_mb": round(size_of(Watcher(data).index) / 1e6, 1),
+        "data_dir_mb": round(size_of(data) / 1e6, 1),
+    }
+    result["data_dir_share"] = round(
+        size_of(data) / size_of(head), 3
+    )  # of the mbox it was built from
+
+    with head.open("ab") as out:
+        out.write(tail)
+    note(f"e2g ingest again after appending {messages - kept:,} messages ...")
+    again, _ = run_ingest(data, head, workdir / "logs" / "ingest-again")
+    result["incremental_s"] = round(again.seconds, 2)
+    result["incremental_share"] = round(again.seconds / run.seconds, 3)
+
+    note("search ...")
+    asked = queries(args.repo, truth, args.seed)
+    result["queries"] = asked
+    result |= {
+        key: round(value, 3)
+        for key, value in search_latency(data, asked, args.rounds).items()
+    }
+
+    if not args.skip_match:
+        cut = str(truth[int(len(truth) * (1 - INCREMENT))]["commit"])
+        last = str(truth[-1]["commit"])
+        note(f"e2g match up to {cut[:12]} ...")
+        first, first_results = run_match(
+            data, args.repo, [cut], workdir / "logs" / "m1"
+        )
+        note(f"e2g match up to {last[:12]} (incremental) ...")
+        second, second_results = run_match(
+            data, args.repo, [last], workdir / "logs" / "m2"
+        )
+        note("git's floor ...")
+        commits, floor = floor_seconds(args.repo, [last])
+        rate, wrong, found = recall(truth, first_results + second_results)
+        result |= {
+            "match_commits": commits,
+            "match_s": round(first.seconds, 1),
+            "match_incremental_s": round(second.seconds, 2),
+            "floor_s": round(floor, 1),
+            "match_vs_floor": round(first.seconds / floor, 2),
+            "match_commits_per_s": round(len(first_results) / first.seconds, 1),
+            "match_peak_rss_mb": round(
+                max(first.peak_process_rss, first.peak_tree_rss) / 2**20
+            ),
+            "recall": round(rate, 4),
+            "recall_found": found,
+            "wrong_links": wrong,
+        }
+
+    if args.skip_notmuch or ingest_bench.NOTMUCH is None:
+        result["notmuch"] = "skipped" + (
+            "" if args.skip_notmuch else ": notmuch is not installed"
+        )
+    else:
+        target = ingest_bench.Archive("scale", head, head, messages, size_of(head))
+        measured, counted = ingest_bench.run_notmuch(target, workdir)
+        result["notmuch_s"] = round(measured.seconds, 1)
+        result["notmuch_indexed"] = counted
+        result["e2g_vs_notmuch"] = round(
+            (kept / run.seconds) / (messages / measured.seconds), 2
+        )
+
+    per_message = size_of(data) / messages
+    last_rate = stored[-1] if stored else kept / run.seconds
+    result["projection_10M"] = {
+        "ingest_hours": round(TEN_MILLION / last_rate / 3600, 1),
+        "data_dir_gb": round(per_message * TEN_MILLION / 1e9, 1),
+    }
+    if "match_commits_per_s" in result:
+        result["projection_10M"]["match_1.3M_commits_hours"] = round(  # type: ignore[index]
+            KERNEL_COMMITS / float(result["match_commits_per_s"]) / 3600,
+            1,  # type: ignore[arg-type]
+        )
+
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>28}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
