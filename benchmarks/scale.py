@@ -424,6 +424,14 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
     again, _ = run_ingest(data, head, workdir / "logs" / "ingest-again")
     result["incremental_s"] = round(again.seconds, 2)
     result["incremental_share"] = round(again.seconds / run.seconds, 3)
+    stored_count, indexed_count = Watcher(data)._sample()
+    result["store_messages"] = stored_count
+    result["index_documents"] = indexed_count
+    problems = []
+    if stored_count != messages:
+        problems.append(f"the store holds {stored_count:,} of {messages:,} messages")
+    if indexed_count != stored_count:
+        problems.append(f"the index follows {indexed_count:,} of {stored_count:,}")
 
     note("search ...")
     asked = queries(args.repo, truth, args.seed)
@@ -462,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
             "wrong_links": wrong,
         }
 
-    if args.skip_notmuch or ingest_bench.NOTMUCH is None:
+    if args.skip_notmuch or shutil.which(ingest_bench.NOTMUCH) is None:
         result["notmuch"] = "skipped" + (
             "" if args.skip_notmuch else ": notmuch is not installed"
         )
@@ -492,7 +500,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
     else:
         for key, value in result.items():
             print(f"{key:>28}  {value}")
-    return 0
+    for problem in problems:
+        note(f"FAILED: {problem}")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

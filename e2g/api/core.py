@@ -69,6 +69,17 @@ def reindex(
     )
 
 
+def optimize(settings: Settings) -> tuple[int, int]:
+    """Merge the full-text index into one segment; (segments before, after)."""
+    from e2g.index.fulltext import Fulltext
+    from e2g.ingest.indexing import LOCK_WAIT_SECONDS
+
+    open_store(settings).close()
+    with Fulltext.open(settings.index_dir, create=False) as fulltext:
+        before = fulltext.optimize(wait=LOCK_WAIT_SECONDS)
+        return before, fulltext.segments()
+
+
 def open_store(settings: Settings) -> Store:
     """The store for reading; a clear error when nothing was ingested yet."""
     if not settings.store_path.exists():

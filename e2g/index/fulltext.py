@@ -18,6 +18,17 @@ catch-up that overlaps) replaces it instead of duplicating it.
 
 Readers never block: Whoosh locks writers only, and a searcher sees the last commit.
 
+Layout at scale (lore-size archives): the index's shards are Whoosh segments, each
+written once. An ingest commits every `indexing.INDEX_COMMIT_EVERY` documents, and a
+segment that large is final (FINAL_SEGMENT): no later commit merges it, so indexing
+costs the same per document at a million messages as at ten thousand, and the index
+process never stalls on a merge. Small commits (incremental ingests, journal
+changes) still merge by size tiers below FINAL_SEGMENT, so their segments stay few.
+A search reads every segment; `e2g optimize` merges them all into one when the user
+wants to pay for that once. Why segments and not separate Whoosh indexes per shard:
+one index keeps one reader, one deletion path by Message-ID and one commit per
+batch, while Whoosh's merge policy hook is all that shards needed.
+
 Security: Whoosh stores pickles in its files (the schema, stored fields). Never open an
 index from a source you do not trust; rebuild it from the store instead.
 Whoosh never fsyncs, so a power loss can lose recent commits; `e2g reindex` repairs that.
@@ -68,6 +79,11 @@ REBUILD_BATCH = 50_000  # docs per commit in rebuild: bounds memory, fewer merge
 MERGE_FACTOR = 8  # segments of one size tier before they merge (see _merge_tiers)
 MERGE_FLOOR = 2_000  # segments below this many documents are all one tier
 MERGE_DELETED = 0.3  # merge a segment once this share of it is deleted
+# A segment of this many documents is final: ingest never merges it again (but for
+# deletions). Whoosh merges in Python at ~600 documents/s: one 160k merge stalled a
+# 200k-message ingest's index for 4 minutes, and at 1M messages a 1.28M merge would
+# take half an hour. Final segments are this index's shards, each written once.
+FINAL_SEGMENT = MERGE_FLOOR * MERGE_FACTOR
 WRITER_LIMIT_MB = 256  # Whoosh's in-memory posting pool before it spills to disk
 SUBJECT_BOOST = 3.0  # a subject hit outranks a body-only hit
 SORTS = ("date", "relevance")
@@ -518,6 +534,20 @@ class Fulltext:
         page.sort(key=lambda pair: (-round(pair[1], 6), -dates[pair[0]]))
         return page, len(results)
 
+    def segments(self) -> int:
+        """How many segments a search reads (each costs a term lookup per word)."""
+        return len(self._index._segments())
+
+    def optimize(self, *, wait: float = 0.0) -> int:
+        """Merge every segment into one (what ingest never does: see FINAL_SEGMENT);
+        return how many there were. Readers keep their old segments until then."""
+        before = self.segments()
+        if before <= 1:
+            return before
+        with self.writer(wait=wait) as writer:
+            writer.commit(optimize=True)
+        return before
+
     def close(self) -> None:
         if self._searcher is not None:
             self._searcher.close()
@@ -623,15 +653,18 @@ class FulltextWriter:
         self._pending.pop(message_id, None)
         self._deleted.add(message_id)
 
-    def commit(self, mark: IndexMark | None = None) -> None:
+    def commit(self, mark: IndexMark | None = None, *, optimize: bool = False) -> None:
         """Make the batch durable in the index, then record how far it follows the
         store: the highest seq of the batch's documents, and `mark` when given (a
-        catch-up that read the store that far)."""
+        catch-up that read the store that far). `optimize` merges all segments."""
         writer = self._writer or self._acquire()
         self._writer = None
         try:
             self._feed(writer)
-            writer.commit(mergetype=_merge_tiers)
+            if optimize:
+                writer.commit(optimize=True)
+            else:
+                writer.commit(mergetype=_merge_tiers)
         except BaseException:
             writer.cancel()
             raise
@@ -685,16 +718,21 @@ class FulltextWriter:
 
 
 def _merge_tiers(writer: IndexWriter, segments: list[Any]) -> list[Any]:
-    """Whoosh merge policy: merge a size tier once it holds MERGE_FACTOR segments.
+    """Whoosh merge policy: merge a size tier once it holds MERGE_FACTOR segments,
+    below FINAL_SEGMENT documents.
 
-    Whoosh's default only merges segments of a few dozen documents, so batches of
-    20,000 would pile up one segment per commit, and every search pays per segment.
-    Tiers (x MERGE_FACTOR in size each) keep the count logarithmic, and each document
-    is rewritten about once per tier. Segments with many deletions are merged too.
+    Whoosh's default only merges segments of a few dozen documents, so small commits
+    (an incremental ingest, a web reindex) would pile up one segment per commit, and
+    every search pays per segment. Tiers (x MERGE_FACTOR in size each) keep their
+    count logarithmic. A segment of FINAL_SEGMENT documents or more (every large
+    ingest's commits) is never rewritten, so merge cost stays bounded at any index
+    size; `e2g optimize` merges everything once, when the user chooses to pay for it.
+    Segments with many deletions are merged too.
     """
     tiers: dict[int, list[Any]] = {}
     for segment in segments:
-        tiers.setdefault(_tier(segment.doc_count()), []).append(segment)
+        if segment.doc_count() < FINAL_SEGMENT:
+            tiers.setdefault(_tier(segment.doc_count()), []).append(segment)
     full = [tier for tier, members in tiers.items() if len(members) >= MERGE_FACTOR]
     merged = [
         segment

@@ -80,12 +80,17 @@ def in_list(values: Sequence[object]) -> tuple[str, list[object]]:
 
 def stored_diff(connection: sqlite3.Connection, codec: Codec, seq: int) -> str | None:
     """The diff text stored for message `seq`, or None (a message without one)."""
+    data = stored_diff_bytes(connection, codec, seq)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def stored_diff_bytes(
+    connection: sqlite3.Connection, codec: Codec, seq: int
+) -> bytes | None:
     row = connection.execute(
         "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
     ).fetchone()
-    if row is None:
-        return None
-    return codec.decompress(bytes(row[1]), row[0]).decode("utf-8", "replace")
+    return None if row is None else codec.decompress(bytes(row[1]), row[0])
 
 
 # Row values to enum members without Enum's call machinery (once per row read).
@@ -390,11 +395,16 @@ class Store:
     def raw(self, seq: int) -> bytes | None:
         """The message's bytes as the archive held them (None: not stored)."""
         part = self._connection.execute(
-            "SELECT block, start, size FROM raw_parts WHERE seq = ?", (seq,)
+            "SELECT block, start, size, diff_at FROM raw_parts WHERE seq = ?", (seq,)
         ).fetchone()
         if part is not None:
-            block, start, size = (int(value) for value in part)
-            return self._raw_block(block)[start : start + size]
+            block, start, size = (int(value) for value in part[:3])
+            stored = self._raw_block(block)[start : start + size]
+            if part[3] is None:
+                return stored
+            # The diff was cut out where it occurred verbatim; `diffs` holds it.
+            diff = stored_diff_bytes(self._connection, self.codec, seq) or b""
+            return stored[: part[3]] + diff + stored[part[3] :]
         row = self._connection.execute(  # stored before schema 5: one by one
             "SELECT dict_id, data FROM raw WHERE seq = ?", (seq,)
         ).fetchone()
@@ -414,6 +424,14 @@ class Store:
 
     def body(self, seq: int) -> str:
         """The message's commentary (the text before its diff), "" when it has none."""
+        span = self._connection.execute(
+            "SELECT body_at, body_size FROM raw_parts WHERE seq = ? "
+            "AND body_at IS NOT NULL",
+            (seq,),
+        ).fetchone()
+        if span is not None:  # verbatim in the raw bytes (schema 7)
+            raw = self.raw(seq) or b""
+            return raw[span[0] : span[0] + span[1]].decode("utf-8")
         row = self._connection.execute(
             "SELECT dict_id, data FROM bodies WHERE seq = ?", (seq,)
         ).fetchone()

@@ -77,7 +77,7 @@ class StoreWriter:
         self.codec = Codec(self.connection)
         self._series = SeriesAssigner(self.connection)
         self._deleted_high = int(read_meta(self.connection, DELETED_SEQ_KEY) or 0)
-        self._raw: list[tuple[int, bytes]] = []  # this batch's, until its blocks
+        self._raw: list[RawPart] = []  # this batch's, until its blocks
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -243,8 +243,9 @@ class StoreWriter:
     def _insert_details(self, seq: int, item: BatchItem) -> None:
         message = item.message
         self._add_sighting(seq, item)
-        self._raw.append((seq, item.raw.data))
-        if message.body:
+        part = _raw_part(seq, item.raw.data, message)
+        self._raw.append(part)
+        if message.body and part.body_at is None:
             self.connection.execute(
                 "INSERT INTO bodies(seq, dict_id, data) VALUES (?, ?, ?)",
                 (seq, self.codec.dict_id, self.codec.compress(message.body.encode())),
@@ -341,7 +342,7 @@ class StoreWriter:
         """The batch's new messages' raw bytes, in blocks of consecutive messages."""
         pending, self._raw = self._raw, []
         for block in _blocks(pending):
-            data = b"".join(raw for _, raw in block)
+            data = b"".join(part.stored for part in block)
             cursor = self.connection.execute(
                 "INSERT INTO raw_blocks(dict_id, data) VALUES (?, ?)",
                 (self.codec.dict_id, self.codec.compress(data)),
@@ -349,11 +350,16 @@ class StoreWriter:
             block_id = cursor.lastrowid
             start = 0
             rows = []
-            for seq, raw in block:
-                rows.append((seq, block_id, start, len(raw)))
-                start += len(raw)
+            for part in block:
+                size = len(part.stored)
+                rows.append(
+                    (part.seq, block_id, start, size, part.diff_at, part.body_at)
+                    + (part.body_size,)
+                )
+                start += size
             self.connection.executemany(
-                "INSERT INTO raw_parts(seq, block, start, size) VALUES (?, ?, ?, ?)",
+                "INSERT INTO raw_parts(seq, block, start, size, diff_at, body_at, "
+                "body_size) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
 
@@ -489,9 +495,37 @@ def writer_running(data_dir: Path) -> bool:
     return True
 
 
-def _blocks(
-    pending: Sequence[tuple[int, bytes]],
-) -> Iterator[Sequence[tuple[int, bytes]]]:
+@dataclass(frozen=True, slots=True)
+class RawPart:
+    """A message's raw bytes as a block holds them: without its diff where the diff
+    occurs verbatim (`diffs` keeps it; diff_at says where it goes back), and where
+    its body lies in them (body_at, body_size), so no `bodies` row is needed."""
+
+    seq: int
+    stored: bytes
+    diff_at: int | None = None
+    body_at: int | None = None
+    body_size: int | None = None
+
+
+def _raw_part(seq: int, raw: bytes, message: Message) -> RawPart:
+    """Store each byte once: a body or diff that occurs verbatim in the raw mail (a
+    plain 8-bit or 7-bit UTF-8 part, most patches) is read back from it."""
+    body = message.body.encode() if message.body else b""
+    body_at = raw.find(body) if body else -1
+    after = body_at + len(body) if body_at >= 0 else 0
+    diff = message.patch.diff.encode() if message.patch is not None else b""
+    diff_at = raw.find(diff, after) if diff else -1
+    return RawPart(
+        seq,
+        raw[:diff_at] + raw[diff_at + len(diff) :] if diff_at >= 0 else raw,
+        diff_at if diff_at >= 0 else None,
+        body_at if body_at >= 0 else None,
+        len(body) if body_at >= 0 else None,
+    )
+
+
+def _blocks(pending: Sequence[RawPart]) -> Iterator[Sequence[RawPart]]:
     """Consecutive runs of at most BLOCK_MESSAGES messages and about BLOCK_BYTES
     (a larger message is a block of its own): reading one message decompresses
     its block, so a block stays small enough to read for one message."""
@@ -501,9 +535,9 @@ def _blocks(
         while (
             end < len(pending)
             and end - start < BLOCK_MESSAGES
-            and (end == start or size + len(pending[end][1]) <= BLOCK_BYTES)
+            and (end == start or size + len(pending[end].stored) <= BLOCK_BYTES)
         ):
-            size += len(pending[end][1])
+            size += len(pending[end].stored)
             end += 1
         yield pending[start:end]
         start = end

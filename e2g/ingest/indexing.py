@@ -48,7 +48,9 @@ from e2g.model import StoredMessage
 
 log = logging.getLogger(__name__)
 
-INDEX_COMMIT_EVERY = 20_000  # documents between full-text commits (they are slow)
+INDEX_COMMIT_EVERY = (
+    50_000  # documents between full-text commits: each makes a final segment
+)
 LOCK_WAIT_SECONDS = 120.0  # a previous run's child may still be committing
 STALL_SECONDS = 900.0  # a child whose index has not moved for this long is stuck
 STOP_SECONDS = 60.0  # after Ctrl-C, how long the child may take to commit

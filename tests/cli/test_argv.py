@@ -12,7 +12,9 @@ import pytest
 from e2g.cli.argv import reorder
 from tests.conftest import SAMPLE, sample_repo
 
-COMMANDS = frozenset({"ingest", "link", "match", "reindex", "search", "serve", "stats"})
+COMMANDS = frozenset(
+    {"ingest", "link", "match", "optimize", "reindex", "search", "serve", "stats"}
+)
 
 
 @pytest.mark.parametrize(

@@ -185,6 +185,29 @@ def test_version_and_help(tmp_path):
         assert command in help_text
 
 
+def test_optimize_merges_the_index_and_searches_answer_the_same(tmp_path, archive):
+    data = tmp_path / "d"
+    e2g(data, "-q", "ingest", str(archive))
+    second = tmp_path / "more.mbox"
+    second.write_bytes(mail(3, subject="[PATCH] mm: frob again", body=patch_body(3)))
+    e2g(data, "-q", "ingest", str(second))
+    before = e2g(data, "search", "--json", "frob").stdout
+    result = e2g(data, "optimize")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "2 segments merged into 1"
+    assert e2g(data, "search", "--json", "frob").stdout == before
+    assert len(before.splitlines()) == 3
+    assert e2g(data, "optimize").stderr.strip() == (
+        "the full-text index is one segment already"
+    )
+
+
+def test_optimize_before_any_ingest_is_one_clear_line(tmp_path):
+    result = e2g(tmp_path / "d", "optimize")
+    assert result.returncode != 0 and result.stderr.count("\n") == 1
+    assert "e2g ingest" in result.stderr
+
+
 def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
     e2g(tmp_path / "d", "-q", "ingest", str(archive))
     repo = tmp_path / "old"

@@ -542,6 +542,35 @@ def test_many_small_commits_keep_few_segments(tmp_path: Path) -> None:
     )
 
 
+def test_a_final_segment_is_never_merged_until_optimize(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Segments of FINAL_SEGMENT documents (every commit of a large ingest) stay as
+    they were written, however many pile up; `optimize` merges them once, and every
+    search answers the same before and after."""
+    from e2g.index import fulltext as module
+
+    monkeypatch.setattr(module, "FINAL_SEGMENT", 3)
+    fulltext = Fulltext.open(tmp_path / "index")
+    commits = 2 * MERGE_FACTOR + 1
+    for commit in range(commits):
+        with fulltext.writer() as writer:
+            for n in range(3):
+                number = commit * 3 + n
+                doc = DOCS[number % len(DOCS)]
+                writer.add(replace(doc, message_id=f"{number}@x", seq=number + 1))
+            writer.commit()
+    assert fulltext.segments() == commits
+    queries = ["s:slab", "mm:", "f:alice", "is:patch"]
+    before = [fulltext.search(query, limit=100) for query in queries]
+    assert fulltext.optimize() == commits
+    assert fulltext.segments() == 1
+    assert [fulltext.search(query, limit=100) for query in queries] == before
+    assert before[0][1] == len(
+        [n for n in range(3 * commits) if "slab" in DOCS[n % len(DOCS)].subject]
+    )
+
+
 NAMES = ["Ann Lee", "Bob Ray", "Cy Dunn", "Di Fox", "Ed Hale", "Flo Kim", "Gus Poe"]
 WORDS = ["alpha", "bravo", "delta", "echo", "golf"]
 

@@ -185,22 +185,85 @@ def test_raw_mail_stored_one_by_one_before_schema_5_still_reads(tmp_path: Path) 
     assert store_sql(path, "SELECT COUNT(*) FROM raw_parts")[0][0] == 1
 
 
-def test_bodies_are_kept_compressed_apart_and_read_back(tmp_path: Path) -> None:
+def _base64_patch(number: int) -> BatchItem:
+    import base64
+
+    text = f"Fix {number}, encoded.\n\n{patch_body(number)}"
+    return _item(
+        number,
+        subject=f"[PATCH] mm: fix {number}",
+        body=base64.encodebytes(text.encode()).decode(),
+        extra=(
+            "MIME-Version: 1.0",
+            "Content-Type: text/plain; charset=utf-8",
+            "Content-Transfer-Encoding: base64",
+        ),
+    )
+
+
+def test_each_byte_is_stored_once_and_every_message_reads_back(
+    tmp_path: Path,
+) -> None:
+    """A plain mail's diff is cut out of its raw bytes (the `diffs` row keeps it)
+    and its body is read from them; an encoded mail, whose decoded text is not in
+    its raw bytes, keeps both whole. Raw bytes, bodies and diffs read back exactly."""
     path = tmp_path / "s.sqlite3"
     items = [
         _item(n, subject=f"[PATCH] mm: fix {n}", body=f"Fix {n}.\n\n" + patch_body(n))
         for n in range(1, 260)
     ]
+    items += [_base64_patch(n) for n in range(300, 310)]
     with StoreWriter(path) as writer:
         writer.write_batch(items, source="t", token=None, now=NOW)
     with Store(path) as store:
         seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
-        for item in items:
-            body = store.body(seqs[item.message.message_id])
+        for item in [*reversed(items), *items[::5]]:
+            seq = seqs[item.message.message_id]
+            assert store.raw(seq) == item.raw.data
+            body = store.body(seq)
             assert body == item.message.body and body.startswith("Fix ")
+            assert store.diff(seq) == item.message.patch.diff  # type: ignore[union-attr]
         assert store.body(10**9) == ""
     assert store_sql(path, "SELECT COUNT(*) FROM messages WHERE body != ''")[0][0] == 0
-    assert store_sql(path, "SELECT COUNT(*) FROM bodies")[0][0] == len(items)
+    # Only the encoded mails need a body row, and only theirs keep their diff.
+    assert store_sql(path, "SELECT COUNT(*) FROM bodies")[0][0] == 10
+    assert store_sql(path, "SELECT COUNT(*) FROM raw_parts WHERE diff_at IS NULL") == [
+        (10,)
+    ]
+    assert store_sql(
+        path, "SELECT COUNT(*) FROM raw_parts WHERE body_at IS NOT NULL"
+    ) == [(259,)]
+
+
+def test_a_body_and_diff_stored_whole_under_schema_6_still_read(
+    tmp_path: Path,
+) -> None:
+    """Rows written before schema 7 have the whole raw bytes and a `bodies` row."""
+    path = tmp_path / "s.sqlite3"
+    first = _item(1, subject="[PATCH] mm: fix 1", body="Fix 1.\n\n" + patch_body(1))
+    with StoreWriter(path) as writer:
+        writer.write_batch([first], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        codec = store.codec
+        whole = codec.compress(first.raw.data)
+        body = codec.compress(first.message.body.encode())
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE raw_blocks SET data = ?, dict_id = NULL", (whole,))
+    connection.execute(
+        "UPDATE raw_parts SET size = ?, diff_at = NULL, body_at = NULL, "
+        "body_size = NULL",
+        (len(first.raw.data),),
+    )
+    connection.execute(
+        "INSERT INTO bodies(seq, dict_id, data) SELECT seq, NULL, ? FROM messages",
+        (body,),
+    )
+    connection.commit()
+    connection.close()
+    with Store(path) as store:
+        (stored,) = stored_where(store, "1")
+        assert store.raw(stored.seq) == first.raw.data
+        assert store.body(stored.seq) == first.message.body
 
 
 def test_a_body_stored_in_its_row_before_schema_6_still_reads(tmp_path: Path) -> None:
