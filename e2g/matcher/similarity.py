@@ -271,7 +271,10 @@ class _Prepared(Generic[_Source, _Made]):
         return entry[1]
 
 
-_side: _Prepared[Sequence[str], _Side] = _Prepared(_Side)
+# Each entry keeps its line list alive: at 50,000 entries a git.git-size match
+# held over 1 GB in two workers (benchmarks/scale.py); 8,192 still serve a hot
+# file's candidates, which the matcher's own diff memo keeps (4,096).
+_side: _Prepared[Sequence[str], _Side] = _Prepared(_Side, limit=8_192)
 
 
 class _Totals:
@@ -284,7 +287,7 @@ class _Totals:
         self.informative = sum(side.informative for side in sides)
 
 
-_totals: _Prepared[LinesByFile, _Totals] = _Prepared(_Totals)
+_totals: _Prepared[LinesByFile, _Totals] = _Prepared(_Totals, limit=4_096)
 
 
 def informative_count(lines: LinesByFile) -> int:
