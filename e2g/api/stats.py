@@ -43,10 +43,13 @@ class StatsResult:
 
 
 def _dirs(files: str, depth: int) -> set[str]:
+    """The directories of `files`, cut to `depth` levels: `mm/slab.c` is in `mm`
+    at any depth, `net/core/dev.c` in `net/core` at depth 2; a file at the top of
+    the tree is in `(top)`."""
     keys = set()
     for path in files.splitlines():
-        parts = path.split("/")
-        keys.add("/".join(parts[:depth]) if len(parts) > depth else "(top)")
+        directories = path.split("/")[:-1]
+        keys.add("/".join(directories[:depth]) if directories else "(top)")
     return keys or {"(none)"}
 
 

@@ -18,17 +18,21 @@ if TYPE_CHECKING:
 
 
 def _summary(report: IngestReport) -> str:
-    n = output.number
+    n, c = output.number, output.count
     text = (
-        f"{n(report.messages)} messages ({n(report.new)} new): {n(report.patches)} patches, "
-        f"{n(report.covers)} covers, {n(report.pulls)} pull requests, {n(report.replies)} replies, "
-        f"{n(report.cross_posts)} cross-posts, {n(report.malformed)} malformed, "
-        f"{n(report.dates_sanitised)} dates sanitised in {report.elapsed:.1f} s"
+        f"{c(report.messages, 'message')} ({n(report.new)} new): "
+        f"{c(report.patches, 'patch', 'patches')}, {c(report.covers, 'cover')}, "
+        f"{c(report.pulls, 'pull request')}, {c(report.replies, 'reply', 'replies')}, "
+        f"{c(report.cross_posts, 'cross-post')}, {n(report.malformed)} malformed, "
+        f"{c(report.dates_sanitised, 'date')} sanitised in {report.elapsed:.1f} s"
     )
     if report.deleted:
         text += f" ({n(report.deleted)} deleted)"
     if report.weighed:
-        text += f"; weighed the files of {n(report.weighed)} patches stored before"
+        text += (
+            f"; weighed the files of {c(report.weighed, 'patch', 'patches')} "
+            "stored before"
+        )
     if report.malformed_reasons:
         reasons = ", ".join(
             f"{reason}: {count}"
@@ -41,7 +45,7 @@ def _summary(report: IngestReport) -> str:
             for reason, count in report.damaged_reasons.most_common(5)
         )
         text += (
-            f"\n{n(report.damaged)} messages kept without a part that could not be "
+            f"\n{c(report.damaged, 'message')} kept without a part that could not be "
             f"read ({reasons})"
         )
     return text

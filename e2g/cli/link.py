@@ -166,9 +166,10 @@ def _summary(summary: MatchSummary) -> str:
         f"{method} {n(count)}" for method, count in summary.by_method.most_common()
     )
     return (
-        f"{n(summary.commits)} commits: {n(summary.matched)} matched ({methods or 'none'}), "
-        f"{n(summary.no_match)} no match, {n(summary.skipped)} already done, "
-        f"{n(summary.merges)} merges skipped in {summary.elapsed:.1f} s ({summary.rate:,.0f} commits/s)"
+        f"{output.count(summary.commits, 'commit')}: {n(summary.matched)} matched "
+        f"({methods or 'none'}), {n(summary.no_match)} no match, "
+        f"{n(summary.skipped)} already done, {output.count(summary.merges, 'merge')} "
+        f"skipped in {summary.elapsed:.1f} s ({summary.rate:,.0f} commits/s)"
     )
 
 

@@ -63,6 +63,12 @@ def number(value: int) -> str:
     return f"{value:,}"
 
 
+def count(value: int, singular: str, plural: str | None = None) -> str:
+    """`1 patch`, `2 patches`, `1 pull request`: a number with its noun agreeing."""
+    noun = singular if value == 1 else plural or f"{singular}s"
+    return f"{value:,} {noun}"
+
+
 def terminal_width() -> int:
     return shutil.get_terminal_size((100, 24)).columns
 

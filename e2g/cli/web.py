@@ -6,6 +6,8 @@ serving it need not be.
 
 from __future__ import annotations
 
+import errno
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +15,8 @@ import typer
 
 from e2g.cli import output
 from e2g.cli.context import options
-from e2g.errors import RepoError, UsageError
+from e2g.config import Settings
+from e2g.errors import E2gError, EmptyStore, Interrupted, RepoError, UsageError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -49,6 +52,7 @@ def serve(
     if not repository.is_dir():
         raise RepoError(f"{repository} is not a directory: pass --repo PATH")
     settings = options(ctx).settings()
+    _check_can_serve(settings, repository, host, port)
     app = create_app(settings, repo=repository)
     if not options(ctx).quiet:
         where = f"[{host}]" if ":" in host else host
@@ -59,14 +63,46 @@ def serve(
             output.err(
                 "e2g: warning: listening beyond loopback; anyone who can reach this port can read the store"
             )
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning" if options(ctx).quiet else "info",
-        access_log=options(ctx).verbose > 0,
-        server_header=False,
-    )
+    try:
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="warning" if options(ctx).quiet else "info",
+            access_log=options(ctx).verbose > 0,
+            server_header=False,
+        )
+    except Interrupted:
+        return  # Ctrl-C is how a server is stopped: a quiet, successful end
+
+
+def _check_can_serve(
+    settings: Settings, repository: Path, host: str, port: int
+) -> None:
+    """Refuse at start, in one line, what would otherwise fail on every page: no
+    mail to serve, no git repository for the commit pages, a port already taken."""
+    from e2g.api.core import open_store
+    from e2g.git.repo import Repo
+
+    with open_store(settings) as store:
+        if store.max_seq() == 0:
+            raise EmptyStore(
+                f"the store in {settings.data_dir} holds no mail: run `e2g ingest "
+                "ARCHIVE` first"
+            )
+    Repo.open(repository)
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as error:
+        reason = (
+            "is in use by another program"
+            if error.errno == errno.EADDRINUSE
+            else f"cannot be listened on ({error.strerror})"
+        )
+        raise E2gError(f"{host} port {port} {reason}: pass --port N") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -290,11 +290,11 @@ def test_match_counts_merges_as_skipped(data, awkward):
     assert {awkward[name] for name in names} <= set(shas)
     assert len(shas) == len(set(shas)) == 18 + len(names)
     assert f"{len(shas)} commits: 13 matched" in result.stderr
-    assert "1 merges skipped" in result.stderr
+    assert "1 merge skipped" in result.stderr
     only_merge = e2g(data, "match", "-C", awkward["path"], "HEAD^!")
     assert only_merge.returncode == 0
     assert "0 commits: 0 matched" in only_merge.stderr
-    assert "1 merges skipped" in only_merge.stderr
+    assert "1 merge skipped" in only_merge.stderr
 
 
 def test_shallow_clone_boundaries(mail, awkward, tmp_path):
@@ -316,7 +316,7 @@ def test_shallow_clone_boundaries(mail, awkward, tmp_path):
     shutil.copytree(mail, data)
     result = e2g(data, "match", "-C", str(tip))
     assert result.returncode == 0, result.stderr
-    assert "1 commits: 0 matched (none), 1 no match" in result.stderr
+    assert "1 commit: 0 matched (none), 1 no match" in result.stderr
     assert "0 merges skipped" in result.stderr
 
 

@@ -67,7 +67,9 @@ def test_ingest_summary_line_on_stderr_and_quiet(tmp_path, archive):
     result = e2g(tmp_path / "d", "ingest", str(archive))
     assert result.returncode == 0
     assert result.stdout == ""
-    assert "2 messages (2 new): 1 patches" in result.stderr
+    assert "2 messages (2 new): 1 patch, 0 covers, 0 pull requests, 1 reply" in (
+        result.stderr
+    )
     quiet = e2g(tmp_path / "d", "-q", "ingest", str(archive))
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
 
@@ -227,7 +229,7 @@ def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
     git(repo, "commit", "-qm", "old: first", env=env)
     result = e2g(tmp_path / "d", "match", "-C", str(repo))
     assert result.returncode == 0, result.stderr
-    assert "1 commits: 0 matched" in result.stderr
+    assert "1 commit: 0 matched" in result.stderr
     assert "outside the archive" in result.stderr
     linked = e2g(tmp_path / "d", "link", "--json", "-C", str(repo), "HEAD")
     data = json.loads(linked.stdout)
