@@ -3,10 +3,15 @@
 The data directory is, in order: the `--data-dir` flag, `E2G_DATA_DIR`,
 `$XDG_DATA_HOME/e2g`, then `~/.local/share/e2g`. An optional TOML file at
 `$XDG_CONFIG_HOME/e2g/config.toml` (default `~/.config/e2g/config.toml`) may set
-`data_dir`, `index_bodies` and per-list URL templates:
+`data_dir`, `index_bodies`, a `url` template for every list, and per-list ones:
 
     [lists."io-uring.vger.kernel.org"]
     url = "https://lore.kernel.org/io-uring/{message_id}/"
+
+A message links to a list archive only where one is known: its list's template, the
+`url` template, or lore.kernel.org for the lists lore carries whole (every vger and
+lists.linux.dev list). Other lists (a project's own, an old pipermail list) get no
+link rather than a lore link that leads nowhere.
 
 This is the only module that reads the environment or the home directory; everything
 below receives a Settings value.
@@ -22,7 +27,8 @@ from pathlib import Path
 
 from e2g.errors import UsageError
 
-DEFAULT_URL_TEMPLATE = "https://lore.kernel.org/r/{message_id}"
+LORE_URL_TEMPLATE = "https://lore.kernel.org/r/{message_id}"
+LORE_LISTS = (".vger.kernel.org", ".lists.linux.dev")  # list ids lore carries end so
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +36,7 @@ class Settings:
     data_dir: Path
     index_bodies: bool = False
     url_templates: Mapping[str, str] = field(default_factory=dict)
-    default_url_template: str = DEFAULT_URL_TEMPLATE
+    default_url_template: str | None = None  # the config file's `url`
 
     @property
     def store_path(self) -> Path:
@@ -40,10 +46,15 @@ class Settings:
     def index_dir(self) -> Path:
         return self.data_dir / "fulltext"
 
-    def url_for(self, message_id: str, list_name: str | None) -> str:
+    def url_for(self, message_id: str, list_name: str | None) -> str | None:
+        """The list archive's page for a message, or None where none is known."""
         from urllib.parse import quote
 
-        template = self.url_templates.get(list_name or "", self.default_url_template)
+        template = self.url_templates.get(list_name or "") or self.default_url_template
+        if template is None and list_name and list_name.endswith(LORE_LISTS):
+            template = LORE_URL_TEMPLATE
+        if template is None:
+            return None
         return template.format(message_id=quote(message_id, safe="@!$&'()*+,;=:~-._"))
 
 
@@ -92,10 +103,10 @@ def resolve(
         data_dir = (Path(xdg) if xdg else home / ".local" / "share") / "e2g"
     if index_bodies is None:
         index_bodies = bool(config.get("index_bodies", False))
-    default_url = config.get("url", DEFAULT_URL_TEMPLATE)
+    default_url = config.get("url")
     return Settings(
         data_dir=data_dir,
         index_bodies=index_bodies,
         url_templates=_url_templates(config),
-        default_url_template=str(default_url),
+        default_url_template=default_url if isinstance(default_url, str) else None,
     )

@@ -278,7 +278,7 @@ class Posting(Compact):
         str  # how it was found: "trailer", "patch-id", ..., "series" (cover), "version"
     )
     score: float
-    url: str
+    url: str | None  # the list archive's page for it, where one is known
     thread_root: str
     replies: int = 0
     participants: tuple[str, ...] = ()

@@ -53,7 +53,7 @@ def _posting_lines(posting: Posting) -> list[str]:
         f"    {posting.subject}",
         f"    {posting.author.name} <{posting.author.email}>",
         f"    <{posting.message_id}>",
-        f"    {posting.url}",
+        *([f"    {posting.url}"] if posting.url else []),
         f"    {posting.method} {posting.score:.2f}; {posting.replies} replies"
         + ("; applied version" if posting.applied else ""),
     ]

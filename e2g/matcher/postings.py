@@ -21,7 +21,7 @@ from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting, StoredMessage
 
-UrlFor = Callable[[str, str | None], str]
+UrlFor = Callable[[str, str | None], str | None]
 
 
 @dataclass(slots=True)  # not frozen: see scoring.Candidate

@@ -70,7 +70,8 @@ def test_commit_page_lists_every_posting_newest_first(client, web_data: WebData)
         "/thread/patch-v2@example.org#focus",
         "/thread/patch-v1@example.org#focus",
     ]
-    assert 'href="https://lore.kernel.org/r/patch-v2@example.org"' in text
+    # frob-devel is not a list lore carries: no link that would lead nowhere
+    assert "lore.kernel.org" not in text and "list archive" not in text
     assert "Reviewed-by: Bob Reviewer &lt;bob@example.org&gt;" in text
     assert "applied" in text and "patch-id" in text
     series = page(client, f"/commit/{web_data.sha}?order=series")

@@ -1,0 +1,49 @@
+"""Settings: where a message's list archive page is, and only where one is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+
+
+def _settings(tmp_path: Path, toml: str = "") -> config.Settings:
+    home = tmp_path / "home"
+    (home / ".config" / "e2g").mkdir(parents=True)
+    (home / ".config" / "e2g" / "config.toml").write_text(toml)
+    return config.resolve(data_dir=tmp_path / "d", env={}, home=home)
+
+
+@pytest.mark.parametrize(
+    ("list_name", "url"),
+    [
+        ("io-uring.vger.kernel.org", "https://lore.kernel.org/r/a%2Fb@c"),
+        ("regressions.lists.linux.dev", "https://lore.kernel.org/r/a%2Fb@c"),
+        ("frob-devel.lists.example.org", None),  # lore does not carry it
+        ("pipermail", None),
+        (None, None),
+        ("evil.vger.kernel.org.example.com", None),
+    ],
+)
+def test_a_link_only_where_the_archive_is_known(
+    tmp_path: Path, list_name: str | None, url: str | None
+) -> None:
+    assert _settings(tmp_path).url_for("a/b@c", list_name) == url
+
+
+def test_the_config_file_names_archives_for_every_list_or_one(tmp_path: Path) -> None:
+    settings = _settings(
+        tmp_path,
+        'url = "https://mail.example.org/m/{message_id}"\n'
+        '[lists."frob-devel.lists.example.org"]\n'
+        'url = "https://frob.example.org/arch/{message_id}/"\n',
+    )
+    assert settings.url_for("x@y", "frob-devel.lists.example.org") == (
+        "https://frob.example.org/arch/x@y/"
+    )
+    assert settings.url_for("x@y", "io-uring.vger.kernel.org") == (
+        "https://mail.example.org/m/x@y"
+    )
+    assert settings.url_for("x@y", None) == "https://mail.example.org/m/x@y"
