@@ -54,8 +54,9 @@ def _posting_lines(posting: Posting) -> list[str]:
         f"    {posting.author.name} <{posting.author.email}>",
         f"    <{posting.message_id}>",
         *([f"    {posting.url}"] if posting.url else []),
-        f"    {posting.method} {posting.score:.2f}; {posting.replies} replies"
-        + ("; applied version" if posting.applied else ""),
+        f"    found by {posting.method} (score {posting.score:.2f} of 1); "
+        f"{output.count(posting.replies, 'reply', 'replies')}"
+        + ("; the applied version" if posting.applied else ""),
     ]
     lines += [f"    {reviewer}" for reviewer in posting.reviewers]
     return lines
@@ -83,6 +84,8 @@ def render_link(result: LinkResult) -> None:
         for line in _posting_lines(posting):
             output.out(line)
         output.out()
+    if any(posting.applied for posting in result.postings):
+        output.out("* marks the version that was applied as this commit")
 
 
 def _render_node(node: ThreadNode) -> list[str]:
