@@ -219,7 +219,11 @@ def _read_path(
         )
     elif source.kind == DIRECTORY:
         yield from maildir.read_directory(
-            path, source=key, list_hint=hint, checkpoint=checkpoint
+            path,
+            source=key,
+            list_hint=hint,
+            checkpoint=checkpoint,
+            hint_for=_pipermail_list,
         )
     elif source.kind == PUBLIC_INBOX:
         yield from public_inbox.read_inbox(
@@ -233,6 +237,12 @@ def _read_path(
         raise ArchiveUnreadable(
             f"cannot read {key}: unknown archive kind {source.kind!r}"
         )
+
+
+def _pipermail_list(file: Path) -> str | None:
+    """A pipermail month file's list is its folder (`frob-users/2007-March.txt.gz`),
+    wherever the folder lies below the directory being read."""
+    return pipermail.list_name(file) if pipermail.period_key(file.name) else None
 
 
 def _guarded(

@@ -252,16 +252,23 @@ def walk_files(root: Path) -> Iterator[Path]:
 
 
 def read_directory(
-    path: Path, *, source: str, list_hint: str | None = None, checkpoint: str | None
+    path: Path,
+    *,
+    source: str,
+    list_hint: str | None = None,
+    checkpoint: str | None,
+    hint_for: Callable[[Path], str | None] = lambda _: None,
 ) -> Iterator[tuple[RawMessage, str]]:
-    """Messages of every mail file below path, each with the token after it."""
+    """Messages of every mail file below path, each with the token after it.
+
+    `hint_for(file)` names the list of a file whose place says it (a pipermail
+    month file in its list's folder); else `list_hint` does."""
 
     def read_entry(
         entry: FileEntry, inner: str | None
     ) -> Iterator[tuple[RawMessage, str | None]]:
-        return read_mail_file(
-            entry, source=source, list_hint=list_hint, checkpoint=inner
-        )
+        hint = hint_for(entry.path) or list_hint
+        return read_mail_file(entry, source=source, list_hint=hint, checkpoint=inner)
 
     return read_file_sequence(list_directory(path), read_entry, checkpoint=checkpoint)
 

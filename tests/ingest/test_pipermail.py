@@ -57,6 +57,29 @@ def test_directory_reads_months_in_date_order(tmp_path: Path) -> None:
     assert [raw.data for raw, _ in rest] == [pipermail_message(6), pipermail_message(7)]
 
 
+def test_a_folder_of_list_folders_names_each_list_by_its_folder(
+    tmp_path: Path,
+) -> None:
+    """`e2g ingest archives/pipermail` with one folder per list below it: each
+    month's messages belong to their folder's list, not to `pipermail`."""
+    root = tmp_path / "pipermail"
+    for name, numbers in (("frob-users", range(0, 2)), ("frob-announce", range(2, 3))):
+        (root / name).mkdir(parents=True)
+        (root / name / "2007-March.txt.gz").write_bytes(gzip.compress(period(numbers)))
+    (root / "notes.mbox").write_bytes(period(range(3, 4)))  # not a month file
+    (source,) = detect_sources([str(root)])
+    found = {
+        raw.data: raw.origin.list_hint
+        for raw, _ in read_source(source, checkpoint=None)
+    }
+    assert found == {
+        pipermail_message(0): "frob-users",
+        pipermail_message(1): "frob-users",
+        pipermail_message(2): "frob-announce",
+        pipermail_message(3): None,  # named by the pipeline's own fallback
+    }
+
+
 def test_body_from_lines_are_unescaped(tmp_path: Path) -> None:
     folder = tmp_path / "frob"
     folder.mkdir()
