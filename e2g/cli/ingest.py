@@ -88,7 +88,8 @@ def ingest(
     settings = options(ctx).settings(index_bodies=index_bodies or None)
     quiet = options(ctx).quiet
 
-    with output.ProgressBar("ingest", enabled=not quiet) as bar:
+    total = _plain_size(paths)
+    with output.ProgressBar("ingest", enabled=not quiet, total=total) as bar:
 
         def progress(event: Progress) -> None:
             if event.index_lag is not None:
@@ -96,9 +97,9 @@ def ingest(
                     status=f"search index: {output.number(event.index_lag)} messages to go"
                 )
                 return
-            rate = event.messages / event.elapsed if event.elapsed > 0 else 0.0
             bar.update(
-                status=f"{output.number(event.messages)} msgs  {event.bytes / 1e6:,.1f} MB  {rate:,.0f} msg/s"
+                completed=min(event.bytes, total) if total else None,
+                status=_progress_text(event, total),
             )
 
         report = api.ingest(
@@ -125,6 +126,37 @@ def ingest(
             f"the store is complete but the search index lacks {output.number(report.index_lag)} "
             f"of its messages ({report.index_problem}): run `e2g reindex`"
         )
+
+
+def _plain_size(paths: list[str]) -> int | None:
+    """The bytes an ingest will read, when known: every path an uncompressed file
+    (a directory, stdin or a compressed file has no size known in advance)."""
+    from pathlib import Path
+
+    from e2g.archives.compression import SUFFIXES
+
+    total = 0
+    for text in paths:
+        path = Path(text)
+        if text == "-" or path.suffix.lower() in SUFFIXES or not path.is_file():
+            return None
+        total += path.stat().st_size
+    return total or None
+
+
+def _progress_text(event: Progress, total: int | None) -> str:
+    """Messages, MB and msg/s; with a known size, the share done and the time left
+    (from the rate so far: a resumed file reads from its checkpoint, so less)."""
+    rate = event.messages / event.elapsed if event.elapsed > 0 else 0.0
+    text = f"{output.number(event.messages)} msgs  {event.bytes / 1e6:,.1f} MB"
+    if total:
+        text += f" of {total / 1e6:,.1f} MB ({min(event.bytes / total, 1):.0%})"
+    text += f"  {rate:,.0f} msg/s"
+    speed = event.bytes / event.elapsed if event.elapsed > 0 else 0.0
+    if total and speed > 0 and event.bytes < total:
+        left = int((total - event.bytes) / speed)
+        text += f"  ETA {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
+    return text
 
 
 def reindex(ctx: typer.Context) -> None:
