@@ -124,10 +124,13 @@ def match(  # noqa: PLR0913 - options are keyword-only
     all_refs: bool = False,
     ignore_trailers: bool = False,
     jobs: int = 0,
+    redo: bool = False,
     on_result: Callable[[Matched, MatchSummary], None] | None = None,
     to_json: Callable[[LinkResult], dict[str, object]] | None = None,
 ) -> MatchSummary:
     """Match every non-merge commit `git rev-list` gives for `revs`; store the links.
+
+    Commits matched before (against the same mail) are skipped unless `redo`.
 
     `on_result` sees each commit's answer as it is stored; with `to_json` (such as
     e2g.render.link_json), the answer carries its JSON too, made by the worker that
@@ -146,7 +149,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
         )
     jobs = jobs if jobs > 0 else min(2, multiprocessing.cpu_count())
     with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
-        done = writer.done(max_seq=max_seq)
+        done = set() if redo else writer.done(max_seq=max_seq)
         todo = [
             (sha, span is not None and predates(_utc(stamp), span[0]))
             for sha, stamp in dated

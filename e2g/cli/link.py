@@ -204,6 +204,14 @@ def match(
             "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
         ),
     ] = 0,
+    redo: Annotated[
+        bool,
+        typer.Option(
+            "--redo",
+            help="Match the range's commits again even if done (after an e2g upgrade "
+            "with new matching rules, say); their stored links are replaced.",
+        ),
+    ] = False,
 ) -> None:
     """Match every non-merge commit of a range and store the links."""
     from e2g.api.link import Matched
@@ -226,6 +234,7 @@ def match(
             all_refs=all_refs,
             ignore_trailers=ignore_trailers,
             jobs=jobs,
+            redo=redo,
             on_result=on_result,
             to_json=link_json if jsonl else None,
         )

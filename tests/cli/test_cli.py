@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, mail, patch_body
+from tests.conftest import SAMPLE, git, mail, patch_body, sample_repo
 
 
 def e2g(
@@ -208,6 +208,22 @@ def test_optimize_before_any_ingest_is_one_clear_line(tmp_path):
     result = e2g(tmp_path / "d", "optimize")
     assert result.returncode != 0 and result.stderr.count("\n") == 1
     assert "e2g ingest" in result.stderr
+
+
+def test_a_rerun_skips_what_is_done_and_redo_matches_it_again(tmp_path):
+    data = tmp_path / "d"
+    e2g(data, "-q", "ingest", str(SAMPLE / "frob-devel.mbox"))
+    repo = sample_repo(tmp_path / "repo")
+    first = e2g(data, "match", "-C", str(repo), "--jsonl")
+    assert first.returncode == 0, first.stderr
+    answers = first.stdout.splitlines()
+    assert len(answers) >= 10
+    again = e2g(data, "match", "-C", str(repo), "--jsonl")
+    assert again.stdout == "" and f"{len(answers)} already done" in again.stderr
+    redone = e2g(data, "match", "-C", str(repo), "--jsonl", "--redo")
+    assert redone.returncode == 0, redone.stderr
+    assert sorted(redone.stdout.splitlines()) == sorted(answers)
+    assert "0 already done" in redone.stderr
 
 
 def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
