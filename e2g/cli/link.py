@@ -176,7 +176,7 @@ def _summary(summary: MatchSummary) -> str:
     )
 
 
-def match(
+def match(  # noqa: PLR0913 - one parameter per command-line option
     ctx: typer.Context,
     revs: Annotated[
         list[str] | None,
