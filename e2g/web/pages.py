@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import Annotated, Any, Literal
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -213,3 +213,70 @@ def stats_chart(
     return Response(
         svg, media_type="image/svg+xml", headers={"cache-control": "no-cache"}
     )
+
+
+# --- the API's own documentation: forms, no scripts (the CSP allows none) -------------
+
+
+@router.get("/docs")
+@router.get("/redoc")
+def docs_redirect() -> RedirectResponse:
+    return RedirectResponse("/api/v1/", status_code=303)
+
+
+@router.get("/openapi.json")
+def openapi_redirect() -> RedirectResponse:
+    return RedirectResponse("/api/v1/openapi.json", status_code=303)
+
+
+@router.get("/api/v1/")
+def api_docs(request: Request, context: Context) -> HTMLResponse:
+    """Every endpoint of the REST API with its parameters, and a form to try it."""
+    return render(context, "api.html", endpoints=_endpoints(request))
+
+
+@router.get("/api/v1/try")
+def api_try(request: Request) -> RedirectResponse:
+    """The docs page's forms land here: the endpoint's URL with the values filled in
+    (path values cannot be filled by a plain form). Only the API's own endpoints."""
+    values = dict(request.query_params)
+    wanted = values.pop("endpoint", "")
+    known = {endpoint["path"]: endpoint for endpoint in _endpoints(request)}
+    if wanted not in known:
+        raise errors.UsageError(f"no such endpoint {wanted!r}")
+    path = wanted
+    for parameter in known[wanted]["parameters"]:
+        if parameter["in"] == "path":
+            value = values.pop(parameter["name"], "").strip()
+            if not value:
+                raise errors.UsageError(f"{parameter['name']} is required")
+            path = path.replace("{" + parameter["name"] + "}", quote(value, safe="@"))
+    query = urlencode({name: value for name, value in values.items() if value})
+    return RedirectResponse(path + (f"?{query}" if query else ""), status_code=303)
+
+
+def _endpoints(request: Request) -> list[dict[str, Any]]:
+    schema = request.app.openapi()
+    found = []
+    for path, methods in schema.get("paths", {}).items():
+        operation = methods.get("get")
+        if operation is None:
+            continue
+        parameters = [
+            {
+                "name": parameter["name"],
+                "in": parameter["in"],
+                "required": bool(parameter.get("required")),
+                "default": parameter.get("schema", {}).get("default"),
+                "choices": parameter.get("schema", {}).get("enum"),
+            }
+            for parameter in operation.get("parameters", [])
+        ]
+        found.append(
+            {
+                "path": path.replace(":path}", "}"),
+                "summary": operation.get("summary", ""),
+                "parameters": parameters,
+            }
+        )
+    return found

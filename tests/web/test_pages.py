@@ -270,3 +270,52 @@ def test_templates_mark_nothing_safe():
         assert "|safe" not in source.replace(" ", ""), template
         assert "autoescape" not in source, template
         assert "Markup" not in source, template
+
+
+def test_the_api_docs_page_lists_every_endpoint_with_a_form(client) -> None:
+    text = page(client, "/api/v1/")
+    for path in (
+        "/api/v1/commits/{rev}",
+        "/api/v1/messages/{message_id}",
+        "/api/v1/threads/{message_id}",
+        "/api/v1/search",
+        "/api/v1/stats",
+    ):
+        assert f"<code>GET {path}</code>" in text
+        assert f'name="endpoint" value="{path}"' in text
+    assert "<script" not in text
+    assert 'href="/api/v1/">API docs</a>' in page(client, "/")
+    for old in ("/docs", "/redoc", "/openapi.json"):
+        moved = client.get(old, follow_redirects=False)
+        assert moved.status_code == 303 and moved.headers["location"].startswith(
+            "/api/v1/"
+        )
+
+
+@pytest.mark.parametrize(
+    ("query", "location"),
+    [
+        ("endpoint=/api/v1/search&q=frob+is:patch&limit=5&sort=date",
+         "/api/v1/search?q=frob+is%3Apatch&limit=5&sort=date"),
+        ("endpoint=/api/v1/messages/{message_id}&message_id=a/b@c",
+         "/api/v1/messages/a%2Fb@c"),
+        ("endpoint=/api/v1/commits/{rev}&rev=HEAD~1", "/api/v1/commits/HEAD~1"),
+    ],
+)  # fmt: skip
+def test_a_docs_form_lands_on_its_endpoint(client, query: str, location: str) -> None:
+    moved = client.get(f"/api/v1/try?{query}", follow_redirects=False)
+    assert moved.status_code == 303 and moved.headers["location"] == location
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "endpoint=https://evil.example/",
+        "endpoint=//evil.example/api/v1/search&q=x",
+        "endpoint=/api/v1/commits/{rev}&rev=",
+        "",
+    ],
+)
+def test_a_docs_form_never_leaves_the_api(client, query: str) -> None:
+    response = client.get(f"/api/v1/try?{query}", follow_redirects=False)
+    assert response.status_code == 400
