@@ -156,9 +156,10 @@ def link(
     if as_json:
         output.json_line(link_json(result))
     else:
-        render_link(result)
-        if thread:
-            _render_thread(result, options(ctx).settings())
+        with output.paged():
+            render_link(result)
+            if thread:
+                _render_thread(result, options(ctx).settings())
     if exit_code and not result.postings:
         raise typer.Exit(NOTHING_FOUND)
 

@@ -7,12 +7,15 @@ second, and never when --quiet or --json asked for silence on stderr chatter.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import json
+import os
 import shutil
+import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -25,6 +28,40 @@ REDRAW_SECONDS = 0.1
 
 def out(text: str = "") -> None:
     sys.stdout.write(text + "\n")
+
+
+@contextlib.contextmanager
+def paged() -> Iterator[None]:
+    """Long human output through a pager on a terminal, as git does: `$E2G_PAGER`,
+    else `$PAGER`, else `less` (with `LESS=FRX` unless set: it quits at once when
+    the text fits the screen). An empty value or `cat` turns it off; a pager that
+    cannot start is skipped. Never for pipes and files: scripts see plain output."""
+    command = os.environ.get("E2G_PAGER", os.environ.get("PAGER", "less")).strip()
+    if not sys.stdout.isatty() or command in ("", "cat"):
+        yield
+        return
+    env = {**os.environ, "LESS": os.environ.get("LESS", "FRX")}
+    try:  # through the shell, as git runs its pager: the value may carry options
+        pager = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        yield
+        return
+    assert pager.stdin is not None
+    stdout = sys.stdout
+    sys.stdout = io.TextIOWrapper(
+        pager.stdin, encoding=stdout.encoding, errors="replace"
+    )
+    try:
+        yield
+    except BrokenPipeError:
+        pass  # the user quit the pager early
+    finally:
+        try:
+            sys.stdout.close()
+        except BrokenPipeError:
+            pass
+        sys.stdout = stdout
+        pager.wait()
 
 
 def err(text: str) -> None:

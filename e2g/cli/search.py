@@ -90,7 +90,8 @@ def search(  # noqa: PLR0913 - the command's options
         for hit in hits:
             output.json_line(hit_json(hit, settings))
     else:
-        _render(ctx, hits, total=total, offset=offset, thread=thread)
+        with output.paged():
+            _render(ctx, hits, total=total, offset=offset, thread=thread)
     if exit_code and not total:
         raise typer.Exit(NOTHING_FOUND)
 
