@@ -228,8 +228,8 @@ MIGRATIONS: tuple[str, ...] = (
     # by the matcher) is cut out of its raw bytes where it occurs verbatim, and put
     # back when the raw bytes are read (diff_at: where). Its body is read from its
     # raw bytes where it occurs verbatim (body_at, body_size) instead of a `bodies`
-    # row. On a 200k-message archive of git.git's history the store shrank from
-    # (see benchmarks/scale.py; figures in the closing note of that change).
+    # row. On 200k messages built from git.git's history (benchmarks/scale.py) the
+    # store went from 472 MB to 362 MB for a 482 MB mbox.
     """
     ALTER TABLE raw_parts ADD COLUMN diff_at INTEGER;
     ALTER TABLE raw_parts ADD COLUMN body_at INTEGER;
