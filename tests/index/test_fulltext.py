@@ -9,7 +9,7 @@ import sys
 import textwrap
 import time
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -638,3 +638,65 @@ def test_an_undated_message_is_in_no_date_range(index: Fulltext) -> None:
         assert total == 0, query
     kept, _ = index.search("x86 -d:1970-01-01..1970-12-31")
     assert [hit.message_id for hit in kept] == ["fair@example.cn"]
+
+
+def _many(tmp_path: Path) -> Fulltext:
+    """120 documents over 120 days, every third a reply, in two segments, with
+    deletions in the first."""
+    fulltext = Fulltext.open(tmp_path / "index")
+    start = datetime(2021, 1, 1, 9, tzinfo=UTC)
+    for part in (range(0, 60), range(60, 120)):
+        with fulltext.writer() as writer:
+            for n in part:
+                writer.add(
+                    make_doc(
+                        f"{n}@many",
+                        f"{'Re: ' if n % 3 == 0 else ''}[PATCH] frob: step {n}",
+                        kind="reply" if n % 3 == 0 else "patch",
+                        date=start + timedelta(days=n),
+                        seq=n + 1,
+                    )
+                )
+            writer.commit()
+    with fulltext.writer() as writer:
+        for n in (5, 10, 11):
+            writer.delete(f"{n}@many")
+        writer.commit()
+    return fulltext
+
+
+@pytest.mark.parametrize("skip_limit", [1, 10_000])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # a date-only query, answered from the date column: deleted ones are gone
+        ("d:2021-01-01..2021-01-20", [n for n in range(20) if n not in (5, 10, 11)]),
+        ("d:2021-04", [n for n in range(90, 120)]),
+        # negations, by skipping through the negated matches or listing them
+        ("frob -is:reply", [n for n in range(120) if n % 3 and n not in (5, 10, 11)]),
+        (
+            "d:2021-01-01..2021-01-31 -is:reply",
+            [n for n in range(31) if n % 3 and n not in (5, 10, 11)],
+        ),
+        ("-is:patch d:2021-02", [n for n in range(31, 59) if n % 3 == 0]),
+    ],
+)
+def test_date_only_and_negated_searches_answer_exactly(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    skip_limit: int,
+    query: str,
+    expected: list[int],
+) -> None:
+    from e2g.index import fulltext as module
+
+    monkeypatch.setattr(module, "SKIP_LIMIT", skip_limit)
+    fulltext = _many(tmp_path)
+    newest = [f"{n}@many" for n in sorted(expected, reverse=True)]
+    for sort in ("date", "relevance"):
+        hits, total = fulltext.search(query, limit=500, sort=sort)
+        assert total == len(expected)
+        if sort == "date":
+            assert [hit.message_id for hit in hits] == newest
+        else:
+            assert sorted(hit.message_id for hit in hits) == sorted(newest)
