@@ -643,14 +643,15 @@ def _in_window(searcher: Searcher, dates: array[int], window: Window) -> list[in
     return [n for n in found if n not in deleted] if deleted else found
 
 
-SKIP_LIMIT = 20_000  # below this many candidates, test each one by skipping
+SKIP_LIMIT = 20_000  # up to this many candidates, always test each by skipping
 
 
 def _matching(searcher: Searcher, query: wq.Query, candidates: list[int]) -> set[int]:
-    """Which of `candidates` `query` matches. For few candidates, its matcher skips
-    to each one (a rare word minus a common kind, `scripts -is:reply`, took 374 ms
-    at 1M messages listing every reply); for many, it lists its matches once."""
-    if len(candidates) > SKIP_LIMIT:
+    """Which of `candidates` `query` matches. When there are fewer candidates than
+    `query` has matches, its matcher skips to each candidate (a rare word minus a
+    common kind, `scripts -is:reply`, took 374 ms at 1M messages listing every
+    reply); otherwise it lists its matches once."""
+    if len(candidates) > max(SKIP_LIMIT, query.estimate_size(searcher.reader())):
         return set(searcher.docs_for_query(query))
     found: set[int] = set()
     matcher = query.matcher(searcher)
