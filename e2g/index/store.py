@@ -394,17 +394,14 @@ class Store:
 
     def raw(self, seq: int) -> bytes | None:
         """The message's bytes as the archive held them (None: not stored)."""
-        part = self._connection.execute(
-            "SELECT block, start, size, diff_at FROM raw_parts WHERE seq = ?", (seq,)
-        ).fetchone()
+        part = self._raw_part(seq)
         if part is not None:
-            block, start, size = (int(value) for value in part[:3])
-            stored = self._raw_block(block)[start : start + size]
-            if part[3] is None:
+            stored, diff_at, _ = part
+            if diff_at is None:
                 return stored
             # The diff was cut out where it occurred verbatim; `diffs` holds it.
             diff = stored_diff_bytes(self._connection, self.codec, seq) or b""
-            return stored[: part[3]] + diff + stored[part[3] :]
+            return stored[:diff_at] + diff + stored[diff_at:]
         row = self._connection.execute(  # stored before schema 5: one by one
             "SELECT dict_id, data FROM raw WHERE seq = ?", (seq,)
         ).fetchone()
@@ -422,16 +419,30 @@ class Store:
         self._last_block = (block, found)
         return found
 
-    def body(self, seq: int) -> str:
-        """The message's commentary (the text before its diff), "" when it has none."""
-        span = self._connection.execute(
-            "SELECT body_at, body_size FROM raw_parts WHERE seq = ? "
-            "AND body_at IS NOT NULL",
+    def _raw_part(
+        self, seq: int
+    ) -> tuple[bytes, int | None, tuple[int, int] | None] | None:
+        """A message's bytes as its block holds them (schema 5 and later), where its
+        diff was cut out, and where its body lies; None before schema 5."""
+        row = self._connection.execute(
+            "SELECT block, start, size, diff_at, body_at, body_size FROM raw_parts "
+            "WHERE seq = ?",
             (seq,),
         ).fetchone()
-        if span is not None:  # verbatim in the raw bytes (schema 7)
-            raw = self.raw(seq) or b""
-            return raw[span[0] : span[0] + span[1]].decode("utf-8")
+        if row is None:
+            return None
+        block, start, size, diff_at, body_at, body_size = row
+        stored = self._raw_block(int(block))[start : start + size]
+        return stored, diff_at, None if body_at is None else (body_at, body_size)
+
+    def body(self, seq: int) -> str:
+        """The message's commentary (the text before its diff), "" when it has none."""
+        part = self._raw_part(seq)
+        if part is not None and part[2] is not None:  # verbatim in the raw bytes
+            # The writer cuts a diff only after the body, so the body's offsets hold
+            # in the stored bytes: no diff to read back.
+            body_at, body_size = part[2]
+            return part[0][body_at : body_at + body_size].decode("utf-8")
         row = self._connection.execute(
             "SELECT dict_id, data FROM bodies WHERE seq = ?", (seq,)
         ).fetchone()

@@ -353,8 +353,15 @@ class StoreWriter:
             for part in block:
                 size = len(part.stored)
                 rows.append(
-                    (part.seq, block_id, start, size, part.diff_at, part.body_at)
-                    + (part.body_size,)
+                    (
+                        part.seq,
+                        block_id,
+                        start,
+                        size,
+                        part.diff_at,
+                        part.body_at,
+                        part.body_size,
+                    )
                 )
                 start += size
             self.connection.executemany(
@@ -510,7 +517,9 @@ class RawPart:
 
 def _raw_part(seq: int, raw: bytes, message: Message) -> RawPart:
     """Store each byte once: a body or diff that occurs verbatim in the raw mail (a
-    plain 8-bit or 7-bit UTF-8 part, most patches) is read back from it."""
+    plain 8-bit or 7-bit UTF-8 part, most patches) is read back from it. The diff
+    is looked for after the body, so the body's offsets hold in the stored bytes
+    too (Store.body reads it without putting the diff back)."""
     body = message.body.encode() if message.body else b""
     body_at = raw.find(body) if body else -1
     after = body_at + len(body) if body_at >= 0 else 0
