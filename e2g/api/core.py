@@ -92,6 +92,13 @@ def open_store(settings: Settings) -> Store:
         raise
 
 
+def no_mail(settings: Settings) -> EmptyStore:
+    """The error for a store that exists but holds no message yet."""
+    return EmptyStore(
+        f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
+    )
+
+
 def counts(settings: Settings) -> StoreCounts:
     with open_store(settings) as store:
         return store.counts()

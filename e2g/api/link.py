@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from e2g.api.core import open_store
+from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
-from e2g.errors import EmptyStore, UsageError
+from e2g.errors import UsageError
 from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
@@ -52,9 +52,7 @@ def _matcher(settings: Settings) -> Matcher:
     store = open_store(settings)
     if store.max_seq() == 0:
         store.close()
-        raise EmptyStore(
-            f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
-        )
+        raise no_mail(settings)
     return Matcher(store, lines_of=diff_lines, url_for=settings.url_for)
 
 
@@ -144,9 +142,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
         span = store.date_range()
         summary.unweighed = store.meta(WEIGHTS_PENDING_KEY) == "1"
     if max_seq == 0:
-        raise EmptyStore(
-            f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
-        )
+        raise no_mail(settings)
     jobs = jobs if jobs > 0 else min(2, multiprocessing.cpu_count())
     with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
         done = set() if redo else writer.done(max_seq=max_seq)

@@ -16,7 +16,7 @@ import typer
 from e2g.cli import output
 from e2g.cli.context import options
 from e2g.config import Settings
-from e2g.errors import E2gError, EmptyStore, Interrupted, RepoError, UsageError
+from e2g.errors import E2gError, Interrupted, RepoError, UsageError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -81,15 +81,12 @@ def _check_can_serve(
 ) -> None:
     """Refuse at start, in one line, what would otherwise fail on every page: no
     mail to serve, no git repository for the commit pages, a port already taken."""
-    from e2g.api.core import open_store
+    from e2g.api.core import no_mail, open_store
     from e2g.git.repo import Repo
 
     with open_store(settings) as store:
         if store.max_seq() == 0:
-            raise EmptyStore(
-                f"the store in {settings.data_dir} holds no mail: run `e2g ingest "
-                "ARCHIVE` first"
-            )
+            raise no_mail(settings)
     Repo.open(repository)
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
