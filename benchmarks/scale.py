@@ -54,6 +54,8 @@ import gen_history  # noqa: E402
 import ingest as ingest_bench  # noqa: E402
 from match_floor import floor_seconds  # noqa: E402
 
+from e2g import config  # noqa: E402
+
 ingest_bench.POLL_SECONDS = 0.5  # its 20 Hz walk of /proc took ~15% of a core here
 
 POLL_SECONDS = 1.0  # polls cost CPU the measured run shares
@@ -141,46 +143,52 @@ class Progress:
         return rates
 
 
+def settings_for(data: Path) -> config.Settings:
+    return config.resolve(data_dir=data, env={}, home=data)
+
+
+def counts(settings: config.Settings) -> tuple[int, int]:
+    """(the store's highest seq, the index's mark), read without taking any lock."""
+    from e2g.index.fulltext import read_mark
+
+    stored = 0
+    if settings.store_path.exists():
+        try:
+            uri = f"file:{settings.store_path}?mode=ro"
+            connection = sqlite3.connect(uri, uri=True)
+            try:
+                row = connection.execute("SELECT max(seq) FROM messages").fetchone()
+                stored = int(row[0] or 0)
+            finally:
+                connection.close()
+        except sqlite3.Error:
+            pass
+    try:
+        indexed = read_mark(settings.index_dir).seq
+    except Exception:  # noqa: BLE001 - a sidecar being replaced: next poll
+        indexed = 0
+    return stored, indexed
+
+
 class Watcher:
     """Polls the store's highest seq and the index's mark while a run goes on."""
 
     def __init__(self, data: Path) -> None:
-        from e2g import config
-
-        self.data = data
-        self.index = config.resolve(data_dir=data, env={}, home=data).index_dir
+        self.settings = settings_for(data)
         self.progress = Progress()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._started = time.perf_counter()
 
-    def _sample(self) -> tuple[int, int]:
-        from e2g.index.fulltext import read_mark
-
-        stored = 0
-        store = self.data / "store.sqlite3"
-        if store.exists():
-            try:
-                connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-                try:
-                    row = connection.execute("SELECT max(seq) FROM messages").fetchone()
-                    stored = int(row[0] or 0)
-                finally:
-                    connection.close()
-            except sqlite3.Error:
-                pass
-        try:
-            indexed = read_mark(self.index).seq
-        except Exception:  # noqa: BLE001 - a sidecar being replaced: next poll
-            indexed = 0
-        return stored, indexed
+    def _record(self) -> None:
+        stored, indexed = counts(self.settings)
+        self.progress.samples.append(
+            (time.perf_counter() - self._started, stored, indexed)
+        )
 
     def _run(self) -> None:
         while not self._stop.wait(POLL_SECONDS):
-            stored, indexed = self._sample()
-            self.progress.samples.append(
-                (time.perf_counter() - self._started, stored, indexed)
-            )
+            self._record()
 
     def __enter__(self) -> Watcher:
         self._thread.start()
@@ -189,10 +197,7 @@ class Watcher:
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join()
-        stored, indexed = self._sample()
-        self.progress.samples.append(
-            (time.perf_counter() - self._started, stored, indexed)
-        )
+        self._record()
 
 
 def e2g(data: Path, *arguments: str) -> list[str]:
@@ -284,11 +289,10 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def search_latency(data: Path, asked: list[str], rounds: int) -> dict[str, float]:
-    from e2g import config
     from e2g.api import core
     from e2g.index.fulltext import Fulltext
 
-    settings = config.resolve(data_dir=data, env={}, home=data)
+    settings = settings_for(data)
     figures: dict[str, float] = {}
     with Fulltext.open(settings.index_dir, create=False) as fulltext:
         for sort in ("date", "relevance"):
@@ -414,8 +418,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
         ),
         "index_lag": summary["index_lag"],
         "warnings": summary["warnings"],
-        "store_mb": round(size_of(data / "store.sqlite3") / 1e6, 1),
-        "index_mb": round(size_of(Watcher(data).index) / 1e6, 1),
+        "store_mb": round(size_of(settings_for(data).store_path) / 1e6, 1),
+        "index_mb": round(size_of(settings_for(data).index_dir) / 1e6, 1),
         "data_dir_mb": round(size_of(data) / 1e6, 1),
     }
     result["data_dir_share"] = round(
@@ -428,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
     again, _ = run_ingest(data, head, workdir / "logs" / "ingest-again")
     result["incremental_s"] = round(again.seconds, 2)
     result["incremental_share"] = round(again.seconds / run.seconds, 3)
-    stored_count, indexed_count = Watcher(data)._sample()
+    stored_count, indexed_count = counts(settings_for(data))
     result["store_messages"] = stored_count
     result["index_documents"] = indexed_count
     problems = []
