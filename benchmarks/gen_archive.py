@@ -916,8 +916,14 @@ def render(gen: Generator, mail: Mail) -> bytes:
         f"List-Id: <{LIST_ID}>",
         f"X-Mailing-List: {LIST_ADDRESS}",
     ]
+    return entry(headers, mail.body.encode("utf-8"))
+
+
+def entry(headers: list[str], body: bytes) -> bytes:
+    """One mbox entry from its header lines (the `From ` line first) and body:
+    body lines that would start a message escaped the mboxrd way."""
     head = "\n".join(headers).encode("utf-8", "surrogateescape")
-    body = FROM_LINE.sub(lambda match: b">" + match.group(0), mail.body.encode("utf-8"))
+    body = FROM_LINE.sub(lambda match: b">" + match.group(0), body)
     if not body.endswith(b"\n"):
         body += b"\n"
     return head + b"\n\n" + body + b"\n"

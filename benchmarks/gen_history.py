@@ -56,7 +56,6 @@ RESEND = 0.03
 COVER = 0.8  # share of series of two or more with a cover letter
 REPLIES = (0, 0, 1, 1, 1, 2, 2, 3, 4)  # replies per posting, drawn uniformly
 FAMILY_MESSAGES = 3.1  # messages one commit brings on average, measured on git.git
-FROM_LINE = gen_archive.FROM_LINE
 RECORD = b"\x00"
 FIELD = b"\x1f"
 DIFF_START = b"\x1e"
@@ -372,11 +371,7 @@ def render(history: History, post: Post) -> bytes:
         "Content-Transfer-Encoding: 8bit",
         f"List-Id: <{LIST_ID}>",
     ]
-    head = "\n".join(headers).encode("utf-8", "surrogateescape")
-    body = FROM_LINE.sub(lambda match: b">" + match.group(0), post.body)
-    if not body.endswith(b"\n"):
-        body += b"\n"
-    return head + b"\n\n" + body + b"\n"
+    return gen_archive.entry(headers, post.body)
 
 
 def write(
