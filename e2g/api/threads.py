@@ -257,12 +257,13 @@ def discussed_threads(settings: Settings, *, limit: int = 10) -> list[BusyThread
 
 
 def recent_commits(
-    settings: Settings, *, repo: Path, limit: int = 15
+    settings: Settings, *, repo: Path, limit: int = 15, status: str | None = None
 ) -> list[RecentCommit]:
-    """Commits of `repo` that `e2g link` already looked at, newest first."""
+    """Commits of `repo` that `e2g link` already looked at, newest first; with
+    `status` ("matched" or "no-match") only those."""
     keys = list(dict.fromkeys([str(repo), str(repo.resolve())]))
     with open_store(settings) as store:
-        rows = store.recent_commits(keys, limit=limit)
+        rows = store.recent_commits(keys, limit=limit, status=status)
     return [
         RecentCommit(
             sha=sha,

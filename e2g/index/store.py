@@ -685,19 +685,21 @@ class Store:
         return {str(root): int(count) for root, count in rows}
 
     def recent_commits(
-        self, repos: Sequence[str], *, limit: int
+        self, repos: Sequence[str], *, limit: int, status: str | None = None
     ) -> list[tuple[str, str, str, int | None, str, str | None]]:
         """(sha, subject, author_name, commit_date, status, method) of the commits of
-        `repos` that were looked at, newest first."""
+        `repos` that were looked at, newest first; only those of `status` if given."""
         if not repos:
             return []
         marks = ",".join("?" * len(repos))
+        wanted = "" if status is None else " AND status = ?"
         return [
             (str(sha), str(subject), str(author), date, str(status), method)
             for sha, subject, author, date, status, method in self._connection.execute(
                 "SELECT sha, subject, author_name, commit_date, status, method "
-                f"FROM commits WHERE repo IN ({marks}) ORDER BY commit_date DESC LIMIT ?",
-                (*repos, limit),
+                f"FROM commits WHERE repo IN ({marks}){wanted} "
+                "ORDER BY commit_date DESC LIMIT ?",
+                (*repos, *([] if status is None else [status]), limit),
             )
         ]
 

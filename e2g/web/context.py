@@ -9,18 +9,21 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 import jinja2
 from fastapi import Query, Request
 
 import e2g.render
 from e2g.config import Settings
-from e2g.model import LinkResult
+from e2g.model import LinkResult, Posting
 from e2g.web.render import is_full_sha
+
+if TYPE_CHECKING:
+    from e2g.api.review import CommitText, PostingReview
 
 CACHE_ENTRIES = 512
 STATS_SECONDS = 60  # stats read the whole repo: recompute at most once a minute
@@ -39,6 +42,12 @@ class Linking(Protocol):
     def stats(self, settings: Settings, *, repo: Path, by: str, depth: int) -> Any: ...
 
     def render_svg(self, result: Any) -> str: ...
+
+    def commit_text(self, sha: str, *, repo: Path) -> CommitText | None: ...
+
+    def posting_reviews(
+        self, settings: Settings, postings: Sequence[Posting]
+    ) -> dict[str, PostingReview]: ...
 
 
 class ApiLinking:
@@ -60,6 +69,18 @@ class ApiLinking:
 
     def render_svg(self, result: Any) -> str:
         return e2g.render.render_svg(result)
+
+    def commit_text(self, sha: str, *, repo: Path) -> CommitText | None:
+        from e2g.api.review import commit_text
+
+        return commit_text(sha, repo=repo)
+
+    def posting_reviews(
+        self, settings: Settings, postings: Sequence[Posting]
+    ) -> dict[str, PostingReview]:
+        from e2g.api.review import posting_reviews
+
+        return posting_reviews(settings, postings)
 
 
 def store_signature(settings: Settings) -> tuple[int, ...]:
@@ -147,6 +168,31 @@ def link_result(context: WebContext, links: Linking, rev: str) -> LinkResult:
     result = links.link(context.settings, rev, repo=context.repo)
     context.cache.put(("link", result.commit.sha), signature, result)
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPage:
+    """What the commit page shows besides the link result: the commit's message and
+    diff, and excerpts of the replies to each posting."""
+
+    text: CommitText | None
+    reviews: dict[str, PostingReview]
+
+
+def commit_details(
+    context: WebContext, links: Linking, result: LinkResult
+) -> CommitPage:
+    """The commit's text and its postings' reviews, cached by full sha."""
+
+    def compute() -> CommitPage:
+        return CommitPage(
+            text=links.commit_text(result.commit.sha, repo=context.repo),
+            reviews=links.posting_reviews(context.settings, result.postings),
+        )
+
+    found = context.cached(("commit-page", result.commit.sha), compute)
+    assert isinstance(found, CommitPage)
+    return found
 
 
 def stats_result(context: WebContext, links: Linking, by: str, depth: int) -> Any:

@@ -22,6 +22,7 @@ from e2g.web.context import (
     StatsBy,
     StatsDepth,
     WebContext,
+    commit_details,
     link_result,
     linking,
     stats_result,
@@ -66,10 +67,23 @@ def front(context: Context) -> HTMLResponse:
     try:
         counts = api.counts(context.settings)
         busy = threads.discussed_threads(context.settings)
-        commits = threads.recent_commits(context.settings, repo=context.repo)
+        # Reviewed commits first: on a real tree most commits never reached a list.
+        reviewed = threads.recent_commits(
+            context.settings, repo=context.repo, status="matched"
+        )
+        unmatched = threads.recent_commits(
+            context.settings, repo=context.repo, status="no-match", limit=5
+        )
     except errors.EmptyStore:
-        counts, busy, commits = None, [], []
-    return render(context, "index.html", counts=counts, busy=busy, commits=commits)
+        counts, busy, reviewed, unmatched = None, [], [], []
+    return render(
+        context,
+        "index.html",
+        counts=counts,
+        busy=busy,
+        reviewed=reviewed,
+        unmatched=unmatched,
+    )
 
 
 @router.get("/go")
@@ -116,10 +130,13 @@ def commit_page(
     order: Literal["newest", "series"] = "newest",
 ) -> HTMLResponse:
     result = link_result(context, links, check_rev(rev))
+    details = commit_details(context, links, result)
     return render(
         context,
         "commit.html",
         commit=result.commit,
+        text=details.text,
+        reviews=details.reviews,
         postings=ordered_postings(result, order),
         rejected=result.rejected[:20],
         order=order,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from e2g.api.review import CommitText, Excerpt, FileDiff, PostingReview
 from e2g.model import Address, CommitInfo, LinkResult, Posting, Rejected
 from e2g.web.app import create_app
 from e2g.web.context import linking
@@ -30,6 +31,12 @@ def test_front_page(client, web_data: WebData):
     assert '<form class="box big" action="/go" method="get"' in text
     assert "[PATCH v2] mm: frob returns two" in text  # busiest thread
     assert f'href="/commit/{web_data.sha}"' in text  # linked by `e2g match`
+    # reviewed commits first, then the unmatched ones, each under its own label
+    reviewed = text.index("Recently reviewed commits")
+    unmatched = text.index("Recent commits with no posting found")
+    assert reviewed < text.index(f'href="/commit/{web_data.sha}"') < unmatched
+    assert unmatched < text.index(f'href="/commit/{web_data.unposted}"')
+    assert "no posting found</span>" in text
     assert "<script" not in text
 
 
@@ -225,6 +232,32 @@ class FakeLinking:
     def render_svg(self, result):
         raise AssertionError("not used")
 
+    def commit_text(self, sha, *, repo):
+        hostile = f"+{SCRIPT}"
+        return CommitText(
+            sha=sha,
+            message=f"{SCRIPT}\n<img src=x onerror=alert(1)>",
+            files=(
+                FileDiff(f"{SCRIPT}.c", 1, 0, False, ("diff --git a/x b/x", hostile)),
+                FileDiff("late.c", 9, 9, False, None),
+            ),
+            more_files=0,
+            cut=True,
+        )
+
+    def posting_reviews(self, settings, postings):
+        excerpt = Excerpt(
+            message_id="r1@example.org",
+            author=f"{SCRIPT} reviewer",
+            date=WHEN,
+            lines=(f"{SCRIPT} looks fine", "<b>but</b>"),
+            reviews=(f"Acked-by: {SCRIPT}",),
+        )
+        return {
+            posting.message_id: PostingReview(posting.message_id, (excerpt,), more=3)
+            for posting in postings
+        }
+
 
 def fake_client(web_data: WebData, result: LinkResult) -> TestClient:
     app = create_app(web_data.settings, repo=web_data.repo, cache_entries=0)
@@ -251,6 +284,20 @@ def test_fake_posting_with_hostile_url_and_markup(web_data: WebData, url):
     assert "<script" not in text and "<b>" not in text and "<i>" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt; subject" in text
     assert 'href="/thread/p%221@example.org#focus"' in text
+
+
+def test_fake_hostile_commit_text_and_review_are_escaped(web_data: WebData):
+    text = page(fake_client(web_data, fake_result(url="")), "/commit/" + "a" * 40)
+    assert "<script" not in text and "<img" not in text and "<b>" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text  # the commit message
+    assert '<span class="add">+&lt;script&gt;alert(1)&lt;/script&gt;</span>' in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; looks fine" in text  # an excerpt
+    assert "Acked-by: &lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "3 more replies" in text
+    # every file of the diffstat has its anchor, the one past the cut too
+    assert text.count('href="#file-') == 2
+    assert 'id="file-1"' in text and 'id="file-2"' in text
+    assert "This diff is cut short" in text and "git show aaaaaaaaaaaa" in text
 
 
 def test_fake_no_match_shows_rejected(web_data: WebData):
@@ -319,3 +366,43 @@ def test_a_docs_form_lands_on_its_endpoint(client, query: str, location: str) ->
 def test_a_docs_form_never_leaves_the_api(client, query: str) -> None:
     response = client.get(f"/api/v1/try?{query}", follow_redirects=False)
     assert response.status_code == 400
+
+
+def test_commit_page_shows_message_diff_and_review(client, web_data: WebData):
+    text = page(client, f"/commit/{web_data.sha}")
+    # the postings come first: before the commit's facts, message and diff
+    assert text.index('class="postings"') < text.index('class="commit-facts"')
+    assert text.index('class="commit-facts"') < text.index('class="commit-message"')
+    assert "Because two is better." in text
+    assert "Signed-off-by: Alice Example &lt;alice@example.org&gt;" in text
+    # the diff, folded, one anchor per file linked from the diffstat
+    assert '<details class="diff">' in text
+    assert '<a href="#file-1"><code>mm/frob.c</code></a>' in text
+    assert '<section class="file" id="file-1">' in text
+    assert '<span class="add">+\treturn 2;</span>' in text
+    assert '<span class="del">-\treturn 1;</span>' in text
+    # the review: trailers, who took part, and what each reply said in its own words
+    review = text[text.index('id="review-1"') : text.index('class="commit-facts"')]
+    assert "Reviewed-by: Bob Reviewer &lt;bob@example.org&gt;" in review
+    assert "Bob Reviewer &lt;bob@example.org&gt;, Carol Maintainer" in review
+    assert "<blockquote>Looks right to me.</blockquote>" in review
+    assert "<blockquote>Thanks, applied.</blockquote>" in review
+    assert "Because two is better" not in review  # quoted text is left out
+    assert "no replies" in text  # v1 had none
+
+
+def test_thread_page_has_an_overview_tree(client):
+    text = page(client, "/thread/review-1@example.org")
+    tree = text[
+        text.index('<nav class="tree"') : text.index(
+            "</nav>", text.index('<nav class="tree"')
+        )
+    ]
+    lines = [line for line in tree.split("\n") if "<a href=" in line]
+    assert len(lines) == 3
+    assert lines[0].startswith('` 2021-03-01 <a href="#m1">[PATCH v2] mm: frob')
+    assert lines[1].startswith('  <span class="current">* 2021-03-02 <a href="#focus">')
+    assert "[this message]" in lines[1]
+    assert lines[2].startswith('    ` 2021-03-03 <a href="#m3">Re: [PATCH v2]')
+    for anchor in ('id="m1"', 'id="focus"', 'id="m3"'):
+        assert anchor in text
