@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +77,32 @@ def server(sample: tuple[config.Settings, Path, str]) -> Iterator[str]:
     thread.join(timeout=10)
 
 
+def check_commit_content(page: Any) -> None:
+    """The commit page shows the commit message, the review and the folded diff,
+    and a file of the diffstat opens its part of the diff."""
+    assert page.locator("section.commit-message pre").inner_text().strip()
+    assert page.locator("section.reviews article.review").count() >= 1
+    assert page.locator("ul.excerpts blockquote").count() >= 1
+    diff = page.locator("section.commit-diff details.diff")
+    assert diff.get_attribute("open") is None  # folded
+    first = page.locator("ul.files a").first
+    path = first.inner_text()
+    first.click()
+    assert diff.get_attribute("open") is not None  # opened by the anchor
+    target = page.locator("section.file:target h3")
+    assert path in target.inner_text()
+    assert page.locator("section.file:target pre.diff span.add").count() >= 1
+    page.evaluate("window.scrollTo(0, 0)")
+
+
+def check_thread_tree(page: Any) -> None:
+    """The overview at the thread's foot: one line per message, the current marked."""
+    tree = page.locator("nav.tree pre")
+    assert tree.locator("a").count() == page.locator("article.msg").count()
+    assert "[this message]" in tree.locator(".current").inner_text() + tree.inner_text()
+    assert tree.locator(".current a").get_attribute("href") == "#focus"
+
+
 def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
     if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
         pytest.skip("chromium is not installed at /usr/bin/chromium")
@@ -100,6 +127,7 @@ def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
             box.press("Enter")
             page.wait_for_url(f"**/commit/{demo[:12]}")
             assert demo in page.locator("code.sha").inner_text()
+            check_commit_content(page)
             page.screenshot(path=str(tmp_path / "commit-desktop.png"), full_page=True)
             posting = page.locator("a.thread-link").first
             subject = posting.inner_text()
@@ -108,6 +136,7 @@ def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
             focused = page.locator("article.focus")
             assert focused.count() == 1
             assert focused.locator(".subject").inner_text() == subject
+            check_thread_tree(page)
             page.screenshot(path=str(tmp_path / "thread-desktop.png"), full_page=True)
             phone = browser.new_page(
                 viewport={"width": 390, "height": 844},
@@ -115,8 +144,14 @@ def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
                 is_mobile=True,
             )
             phone.goto(server + f"/commit/{demo}")
+            check_commit_content(phone)
+            # on a phone the postings start on the first screen
+            top = phone.locator("a.thread-link").first.bounding_box()
+            assert top is not None and top["y"] < 844, top
             phone.screenshot(path=str(tmp_path / "commit-phone.png"), full_page=True)
+            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
             phone.goto(page.url)
+            check_thread_tree(phone)
             phone.screenshot(path=str(tmp_path / "thread-phone.png"), full_page=True)
             width = phone.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, "the phone page scrolls sideways"
