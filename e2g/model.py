@@ -286,6 +286,13 @@ class Posting(Compact):
         str, ...
     ] = ()  # "Reviewed-by: Name <addr>" trailers given in replies
     evidence: tuple[Evidence, ...] = ()
+    # Where `date` came from; when not the Date: header, what that header said.
+    date_source: DateSource = DateSource.HEADER
+    date_raw: str = ""
+
+    @property
+    def date_corrected(self) -> bool:
+        return self.date_source is not DateSource.HEADER
 
 
 @dataclass(frozen=True, slots=True)

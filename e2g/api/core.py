@@ -7,7 +7,7 @@ model or result objects; nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -143,9 +143,21 @@ def search(  # noqa: PLR0913
                 caught, note = _catch_up(settings, lag, allowed=catch_up)
                 lag = indexing.lag(store, fulltext)
             hits, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
+        hits = _date_sources(store, hits)
     if lag and note is None:
         note = _behind(lag)
     return SearchResult(hits, total, lag, caught, note if lag else None)
+
+
+def _date_sources(store: Store, hits: list[SearchHit]) -> list[SearchHit]:
+    """The hits, those with a sanitised date saying so (the index keeps dates only)."""
+    corrected = store.date_corrections([hit.message_id for hit in hits])
+    return [
+        replace(hit, date_source=found[0], date_raw=found[1])
+        if (found := corrected.get(hit.message_id))
+        else hit
+        for hit in hits
+    ]
 
 
 def _catch_up(settings: Settings, lag: int, *, allowed: bool) -> tuple[int, str | None]:

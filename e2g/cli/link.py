@@ -47,9 +47,16 @@ class By(StrEnum):
 def _posting_lines(posting: Posting) -> list[str]:
     mark = "*" if posting.applied else " "
     date = posting.date.strftime("%Y-%m-%d") if posting.date else "????-??-??"
+    # A sanitised date is marked, and its footnote says what the header said.
+    corrected = "*" if posting.date_corrected else " "
     lists = ", ".join(posting.lists) or "-"
     lines = [
-        f"{mark} {date}  v{posting.version}  {posting.kind:<5}  {lists}",
+        f"{mark} {date}{corrected} v{posting.version}  {posting.kind:<5}  {lists}",
+        *(
+            [f"    {output.corrected_date(posting.date_source, posting.date_raw)}"]
+            if posting.date_corrected
+            else []
+        ),
         f"    {posting.subject}",
         f"    {posting.author.name} <{posting.author.email}>",
         f"    <{posting.message_id}>",
@@ -95,9 +102,14 @@ def _render_node(node: ThreadNode) -> list[str]:
     date = (
         message.date.strftime("%Y-%m-%d %H:%M") if message.date else "????-??-?? ??:??"
     )
-    corrected = " (date corrected)" if node.date_corrected else ""
+    corrected = "*" if node.date_corrected else " "
     lines = [
-        f"{pad}{date}{corrected}  {message.author_name or message.author_email}",
+        f"{pad}{date}{corrected} {message.author_name or message.author_email}",
+        *(
+            [f"{pad}  {output.corrected_date(message.date_source, message.date_raw)}"]
+            if node.date_corrected
+            else []
+        ),
         f"{pad}  {message.subject}",
     ]
     if not node.shown:

@@ -110,6 +110,14 @@ def terminal_width() -> int:
     return shutil.get_terminal_size((100, 24)).columns
 
 
+def corrected_date(source: str, raw: str) -> str:
+    """The footnote of a date marked `*`: where it came from, what the header said
+    (bounded, control characters shown as ?)."""
+    said = "".join(char if char.isprintable() else "?" for char in raw[:200])
+    header = f'the Date: header said "{said}"' if said else "there was no Date: header"
+    return f"* date taken from {source}: {header}"
+
+
 def truncate(text: str, width: int) -> str:
     text = " ".join(text.split())
     if width <= 1:

@@ -24,6 +24,7 @@ class Sort(StrEnum):
 
 def _row(hit: SearchHit) -> list[str]:
     date = hit.date.strftime("%Y-%m-%d") if hit.date else "????-??-??"
+    date += "*" if hit.date_corrected else ""  # explained in a footnote
     first_list = (hit.lists[0] if hit.lists else "-").split(".")[0]
     author = hit.author_name or hit.author_email
     return [
@@ -101,13 +102,17 @@ def _render(
 ) -> None:
     if thread:
         for group in _grouped(hits):
-            output.table([_row(group[0])], widths=[10, 14, 22])
+            output.table([_row(group[0])], widths=[11, 14, 22])
             output.table(
                 (["", "", "", "  " + row[3]] for row in map(_row, group[1:])),
-                widths=[10, 14, 22],
+                widths=[11, 14, 22],
             )
     else:
-        output.table((_row(hit) for hit in hits), widths=[10, 14, 22])
+        output.table((_row(hit) for hit in hits), widths=[11, 14, 22])
+    for hit in hits:
+        if hit.date_corrected:
+            note = output.corrected_date(hit.date_source, hit.date_raw)
+            output.out(f"{note} <{hit.message_id}>")
     if not options(ctx).quiet and total > len(hits) + offset:
         output.err(
             f"{output.number(total)} hits; showing {offset + 1}-{offset + len(hits)} (--limit/--offset for more)"

@@ -141,6 +141,14 @@ class SearchHit:
     files: tuple[str, ...]
     thread_root: str | None
     score: float  # 0.0 when sorted by date
+    # Filled from the store by api.search: where `date` came from when not from the
+    # Date: header, and what that header said.
+    date_source: str = "header"
+    date_raw: str = ""
+
+    @property
+    def date_corrected(self) -> bool:
+        return self.date_source != "header"
 
 
 class _Tokens(Tokenizer):  # type: ignore[misc]

@@ -21,6 +21,8 @@ from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address, Commit, Evidence, Posting, StoredMessage
 
+MAX_DATE_RAW = 200  # characters of a corrected Date: header kept on a posting
+
 UrlFor = Callable[[str, str | None], str | None]
 
 
@@ -135,6 +137,8 @@ def to_posting(  # noqa: PLR0913 - all keyword-only
         participants=facts.participants,
         reviewers=facts.reviewers,
         evidence=evidence,
+        date_source=message.date_source,
+        date_raw=message.date_raw[:MAX_DATE_RAW] if message.date_corrected else "",
     )
 
 
