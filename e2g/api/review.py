@@ -19,7 +19,7 @@ from pathlib import Path
 from e2g.api.threads import ThreadNode, ThreadView, thread_view
 from e2g.config import Settings
 from e2g.git.repo import Repo
-from e2g.model import Posting
+from e2g.model import Kind, Posting
 
 MAX_MESSAGE = 64 * 1024  # characters of a commit message shown
 MAX_DIFF_LINES = 4000  # diff lines shown on the page; `git show` has the rest
@@ -27,6 +27,7 @@ MAX_FILES = 500  # files listed in the diffstat
 MAX_EXCERPTS = 30  # replies excerpted per posting
 EXCERPT_LINES = 4
 EXCERPT_WIDTH = 200  # characters per excerpt line
+_SERIES = frozenset({Kind.PATCH, Kind.COVER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +170,8 @@ def posting_reviews(
             views[posting.thread_root] = thread_view(settings, posting.message_id)
         view = views[posting.thread_root]
         below = _below(view, posting.message_id) if view is not None else []
+        # A cover letter's patches sit below it too: they are the series, not its review.
+        below = [node for node in below if node.message.kind not in _SERIES]
         said = [node for node in below if node.shown]
         found[posting.message_id] = PostingReview(
             message_id=posting.message_id,

@@ -406,3 +406,10 @@ def test_thread_page_has_an_overview_tree(client):
     assert lines[2].startswith('    ` 2021-03-03 <a href="#m3">Re: [PATCH v2]')
     for anchor in ('id="m1"', 'id="focus"', 'id="m3"'):
         assert anchor in text
+
+
+def test_hostile_subjects_in_the_overview_tree_are_escaped(client):
+    text = page(client, "/thread/evil-1@example.org")
+    tree = text[text.index('<nav class="tree"') :]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; frob</a>" in tree
+    assert "<script" not in text

@@ -3,11 +3,23 @@ what the replies to each posting said."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+from e2g.api import core as api
+from e2g.api import review
+from e2g.api.link import link
 from e2g.api.review import commit_text, excerpt_lines, posting_reviews, split_files
 from e2g.api.threads import ThreadNode, split_blocks
 from e2g.model import Posting
+from tests.conftest import sample_repo
 
-from .conftest import WebData
+from .conftest import WebData, git
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-mbox"
 
 
 def test_commit_text_reads_message_and_diff_per_file(web_data: WebData) -> None:
@@ -59,8 +71,6 @@ def test_excerpt_leaves_out_quotes_attribution_and_trailers() -> None:
 
 
 def test_posting_reviews_from_the_real_thread(web_data: WebData) -> None:
-    from e2g.api.link import link
-
     result = link(web_data.settings, web_data.sha, repo=web_data.repo)
     reviews = posting_reviews(web_data.settings, result.postings)
     v2 = reviews["patch-v2@example.org"]
@@ -73,3 +83,38 @@ def test_posting_reviews_from_the_real_thread(web_data: WebData) -> None:
     assert v2.more == 0
     assert reviews["patch-v1@example.org"].excerpts == ()
     assert all(isinstance(posting, Posting) for posting in result.postings)
+
+
+def test_a_large_diff_is_cut_and_every_file_is_still_listed(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main", ".")
+    for name in ("a.c", "b.c", "c.c"):
+        lines = review.MAX_DIFF_LINES // 2 + 10
+        (repo / name).write_text("".join(f"line {n}\n" for n in range(lines)))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "big: three large files")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    text = review.commit_text(sha, repo=repo)
+    assert text is not None and text.cut
+    assert [change.path for change in text.files] == ["a.c", "b.c", "c.c"]
+    first, second, third = (change.lines for change in text.files)
+    assert first is not None and second is not None and third is None
+    assert len(first) + len(second) == review.MAX_DIFF_LINES
+    assert text.added == 3 * (review.MAX_DIFF_LINES // 2 + 10)
+
+
+def test_a_cover_letters_own_patches_are_not_its_review(tmp_path: Path) -> None:
+    for name in ("frob-devel.mbox", "sample-repo.bundle", "expected.json"):
+        if not (SAMPLE / name).exists():
+            pytest.skip(f"sample-mbox/{name} is not there")
+    repo = sample_repo(tmp_path / "repo")
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    api.ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
+    demo = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
+    result = link(settings, demo, repo=repo)
+    [cover] = [posting for posting in result.postings if posting.kind == "cover"]
+    found = posting_reviews(settings, [cover])[cover.message_id]
+    assert [excerpt.author for excerpt in found.excerpts] == ["Grace Hopwood"]
+    assert found.excerpts[0].lines[0] == "Applied, thanks!"
+    assert found.more == 0
