@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from e2g import config
+from e2g.api import core as api
 from e2g.api.review import CommitText, Excerpt, FileDiff, PostingReview
 from e2g.model import Address, CommitInfo, LinkResult, Posting, Rejected
 from e2g.web.app import create_app
 from e2g.web.context import linking
 
-from .conftest import SCRIPT, WebData
+from .conftest import SCRIPT, WebData, mail
 
 HTML = {"accept": "text/html"}
 
@@ -413,3 +415,19 @@ def test_hostile_subjects_in_the_overview_tree_are_escaped(client):
     tree = text[text.index('<nav class="tree"') :]
     assert "&lt;script&gt;alert(1)&lt;/script&gt; frob</a>" in tree
     assert "<script" not in text
+
+
+def test_the_overview_tree_of_a_huge_thread_is_bounded(tmp_path: Path):
+    replies = [
+        mail(f"r{n}@example.org", f"Re: big {n}", f"Reply {n}.", reply_to="big@x.org")
+        for n in range(1002)
+    ]
+    archive = tmp_path / "big.mbox"
+    archive.write_bytes(b"".join([mail("big@x.org", "big", "Root."), *replies]))
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    api.ingest(settings, [str(archive)], workers=1)
+    with TestClient(create_app(settings, repo=tmp_path)) as big:
+        text = page(big, "/thread/big@x.org")
+    tree = text[text.index('<nav class="tree"') : text.rindex("</nav>")]
+    assert tree.count("<a href=") == 1000
+    assert "… 3 more messages not listed here" in tree
