@@ -115,7 +115,16 @@ def corrected_date(source: str, raw: str) -> str:
     (bounded, control characters shown as ?)."""
     said = "".join(char if char.isprintable() else "?" for char in raw[:200])
     header = f'the Date: header said "{said}"' if said else "there was no Date: header"
-    return f"* date taken from {source}: {header}"
+    return f"* date taken from {_DATE_SOURCES.get(source, source)}: {header}"
+
+
+# model.DateSource values, in words.
+_DATE_SOURCES = {
+    "received": "the Received: headers",
+    "from-line": "the mbox From line",
+    "neighbours": "the messages archived around it",
+    "none": "nowhere",
+}
 
 
 def truncate(text: str, width: int) -> str:

@@ -23,7 +23,7 @@ def test_link_thread_marks_the_corrected_date_with_its_footnote(tmp_path: Path):
     assert marked.strip().startswith("2021-03-03 08:00* Carol Maintainer")
     note = lines[lines.index(marked) + 1].strip()
     assert note == (
-        "* date taken from from-line: the Date: header said "
+        "* date taken from the mbox From line: the Date: header said "
         '"Thu, 01 Jan 1970 00:00:00 +0000"'
     )
     # dates taken from the header are not marked
@@ -54,7 +54,7 @@ def test_a_posting_with_a_corrected_date_is_marked():
     lines = _posting_lines(_posting(DateSource.RECEIVED, "1 Jan 1970\x1b[31m"))
     assert lines[0].startswith("  2024-01-01* v1")
     assert lines[1] == (
-        '    * date taken from received: the Date: header said "1 Jan 1970?[31m"'
+        '    * date taken from the Received: headers: the Date: header said "1 Jan 1970?[31m"'
     )
     plain = _posting_lines(_posting(DateSource.HEADER, ""))
     assert plain[0].startswith("  2024-01-01  v1")
@@ -68,7 +68,7 @@ def test_search_marks_corrected_dates_with_footnotes(tmp_path: Path):
     row, note = result.stdout.splitlines()
     assert row.startswith("2021-03-03*  frob-devel")
     assert note == (
-        "* date taken from from-line: the Date: header said "
+        "* date taken from the mbox From line: the Date: header said "
         '"Thu, 01 Jan 1970 00:00:00 +0000" <late-1@example.org>'
     )
     plain = e2g(data.settings.data_dir, "search", "f:bob", "s:frob")
