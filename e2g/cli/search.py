@@ -54,7 +54,7 @@ def search(  # noqa: PLR0913 - the command's options
     query: Annotated[
         list[str],
         typer.Argument(
-            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: v: ; -term negates.',
+            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: v: ; OR, AND, NOT, (groups); -term negates.',
             show_default=False,
         ),
     ],

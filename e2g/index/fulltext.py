@@ -291,6 +291,9 @@ class Plan:
     scored: bool  # a positive word, phrase or name to rank by
     window: Window | None  # every hit lies inside it (the intersection of d: clauses)
     excluded: tuple[Window, ...]  # and outside each of these (negated d: clauses)
+    # Clauses Whoosh cannot run as one query (an OR or a group holding a date range or
+    # a negation): each is evaluated as a set of document numbers every hit is in.
+    within: tuple[ql.Clause, ...] = ()
 
     def keeps(self, stamp: int) -> bool:
         if self.window and not self.window[0] <= stamp <= self.window[1]:
@@ -304,13 +307,19 @@ def translate(parsed: ql.Query) -> Plan:
     negative: list[wq.Query] = []
     windows: list[Window] = []
     excluded: list[Window] = []
+    within: list[ql.Clause] = []
+    scored = False
     for clause in parsed.clauses:
         negated = isinstance(clause, ql.Not)
         inner = clause.clause if isinstance(clause, ql.Not) else clause
+        engine = _engine(inner)
         if isinstance(inner, ql.DateRange):
             (excluded if negated else windows).append(_window(inner))
+        elif engine is None:
+            within.append(clause)
         else:
-            (negative if negated else positive).append(_clause(inner))
+            (negative if negated else positive).append(engine)
+            scored = scored or (not negated and _has_words(inner))
     base = wq.And(positive) if len(positive) > 1 else (positive or [wq.Every()])[0]
     excluding = None
     if negative:
@@ -318,8 +327,27 @@ def translate(parsed: ql.Query) -> Plan:
     window = None
     if windows:
         window = (max(low for low, _ in windows), min(high for _, high in windows))
-    scored = any(isinstance(c, ql.Match) for c in parsed.clauses)
-    return Plan(base, excluding, scored, window, tuple(excluded))
+    return Plan(base, excluding, scored, window, tuple(excluded), tuple(within))
+
+
+def _engine(clause: ql.Clause) -> wq.Query | None:
+    """`clause` as one Whoosh query, or None when it holds a date range or a
+    negation (a column Whoosh does not index; a Not Whoosh runs badly, see Plan)."""
+    if isinstance(clause, ql.Match | ql.KindIs | ql.VersionIs):
+        return _clause(clause)
+    if isinstance(clause, ql.And | ql.Or):
+        parts = [_engine(inner) for inner in clause.clauses]
+        if any(part is None for part in parts):
+            return None
+        kind = wq.And if isinstance(clause, ql.And) else wq.Or
+        return kind([part for part in parts if part is not None])
+    return None
+
+
+def _has_words(clause: ql.Clause) -> bool:
+    if isinstance(clause, ql.And | ql.Or):
+        return any(_has_words(inner) for inner in clause.clauses)
+    return isinstance(clause, ql.Match)
 
 
 def _clause(clause: ql.Match | ql.KindIs | ql.VersionIs) -> wq.Query:
@@ -526,8 +554,11 @@ class Fulltext:
         if plan.window or plan.excluded:
             dates = self._dates(searcher)
             allowed = {n for n, stamp in enumerate(dates) if plan.keeps(stamp)}
-            if not allowed:  # Whoosh reads an empty filter as "no filter"
-                return [], 0
+        for clause in plan.within:
+            inside = _documents(searcher, clause, self._dates(searcher))
+            allowed = inside if allowed is None else allowed & inside
+        if allowed is not None and not allowed:  # Whoosh: empty filter = no filter
+            return [], 0
         masked = None
         if plan.excluding is not None:
             candidates = list(searcher.docs_for_query(plan.query))
@@ -623,6 +654,9 @@ def _newest(
             matched = [n for n in matched if low <= dates[n] <= high]
     for low, high in plan.excluded:
         matched = [n for n in matched if not low <= dates[n] <= high]
+    for clause in plan.within:
+        inside = _documents(searcher, clause, dates)
+        matched = [n for n in matched if n in inside]
     if plan.excluding is not None:
         excluded = _matching(searcher, plan.excluding, matched)
         matched = [n for n in matched if n not in excluded]
@@ -635,12 +669,36 @@ def _in_window(searcher: Searcher, dates: array[int], window: Window) -> list[in
     Whoosh (530 ms at 1M messages; this scan, ~60 ms)."""
     low, high = window
     found = [n for n, stamp in enumerate(dates) if low <= stamp <= high]
+    deleted = _deleted(searcher)
+    return [n for n in found if n not in deleted] if deleted else found
+
+
+def _deleted(searcher: Searcher) -> set[int]:
     deleted: set[int] = set()
     for leaf, offset in searcher.leaf_searchers():
         reader = leaf.reader()
         if reader.has_deletions():
             deleted.update(offset + n for n in reader.deleted_docs_set)
-    return [n for n in found if n not in deleted] if deleted else found
+    return deleted
+
+
+def _documents(searcher: Searcher, clause: ql.Clause, dates: array[int]) -> set[int]:
+    """The live documents `clause` matches, as a set: for an OR or a group holding a
+    date range or a negation. Recursion is as deep as the parsed query's nesting,
+    which `query.MAX_NESTING` bounds."""
+    engine = _engine(clause)
+    if engine is not None:
+        return set(searcher.docs_for_query(engine))
+    if isinstance(clause, ql.DateRange):
+        return set(_in_window(searcher, dates, _window(clause)))
+    if isinstance(clause, ql.Not):
+        every = set(range(len(dates))) - _deleted(searcher)
+        return every - _documents(searcher, clause.clause, dates)
+    assert isinstance(clause, ql.And | ql.Or)  # every other clause has an engine
+    sets = [_documents(searcher, inner, dates) for inner in clause.clauses]
+    if isinstance(clause, ql.And):
+        return set.intersection(*sets)
+    return set.union(*sets)
 
 
 SKIP_LIMIT = 20_000  # up to this many candidates, always test each by skipping

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from e2g.errors import IndexError_, QueryError
 from e2g.index.fulltext import MERGE_FACTOR, Fulltext, IndexDoc, SearchHit, rebuild
@@ -125,7 +127,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
 
 
 def ids(fulltext: Fulltext, query: str, **options: object) -> list[str]:
-    hits, total = fulltext.search(query, limit=100, **options)  # type: ignore[arg-type]
+    hits, total = fulltext.search(query, limit=500, **options)  # type: ignore[arg-type]
     assert total == len(hits)
     return [hit.message_id for hit in hits]
 
@@ -212,6 +214,42 @@ def test_negation(index: Fulltext) -> None:
     assert found(index, "f:axboe -s:slab") == {"pull@kernel.dk"}
     only_negative = found(index, "-is:reply -is:patch")
     assert only_negative == {"cover@intel.com", "pull@kernel.dk"}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("f:pavel OR is:pull", {"send@gmail.com", "pull@kernel.dk"}),
+        ("f:pavel or is:pull", set()),  # lower-case `or` is a word to find
+        ("s:slab AND (f:jose OR f:lkp)", {"review@example.org", "cover@intel.com"}),
+        ("s:slab (f:jose OR f:lkp)", {"review@example.org", "cover@intel.com"}),
+        (
+            "NOT is:reply is:patch",
+            {"slab-v2@kernel.dk", "send@gmail.com", "fair@example.cn"},
+        ),
+        ("s:slab NOT (is:reply OR is:cover)", {"slab-v2@kernel.dk"}),
+        ("s:slab -(is:reply OR is:cover)", {"slab-v2@kernel.dk"}),
+        ("f:axboe v:2 OR is:cover", {"slab-v2@kernel.dk", "cover@intel.com"}),
+        # a date range or a negation inside an OR: evaluated as sets
+        ("d:2019-03-11 OR is:pull", {"review@example.org", "pull@kernel.dk"}),
+        ("(d:2021 OR d:..2019-03-10) -f:bot", {"slab-v2@kernel.dk"}),
+        (
+            "is:cover OR -d:..2020-12-31",
+            {"cover@intel.com", "bot@kernel.org", "fair@example.cn"},
+        ),
+        (
+            "x86 OR (s:slab NOT is:reply)",
+            {"fair@example.cn", "slab-v2@kernel.dk", "cover@intel.com"},
+        ),
+        (
+            "NOT (is:patch OR d:2020 OR f:bot)",
+            {"review@example.org", "cover@intel.com"},
+        ),
+    ],
+)
+def test_or_and_not_and_groups(index: Fulltext, query: str, expected: set[str]) -> None:
+    assert found(index, query) == expected
+    assert set(ids(index, query, sort="relevance")) == expected
 
 
 @pytest.mark.parametrize(
@@ -700,3 +738,32 @@ def test_date_only_and_negated_searches_answer_exactly(
             assert [hit.message_id for hit in hits] == newest
         else:
             assert sorted(hit.message_id for hit in hits) == sorted(newest)
+
+
+BASES = ["frob", "is:reply", "d:2021-02", "d:2021-01-01..2021-01-20", "-is:patch"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(BASES),
+    st.sampled_from(BASES),
+    st.sampled_from(["OR", "AND", ""]),
+    st.booleans(),
+)
+def test_boolean_queries_agree_with_set_arithmetic(
+    many: Fulltext, first: str, second: str, operator: str, negate: bool
+) -> None:
+    """Every combination of two clauses, deletions included, is what sets say."""
+    left, right = found(many, first), found(many, second)
+    everything = found(many, "d:2020..2022")
+    expected = left | right if operator == "OR" else left & right
+    query = f"({first} {operator} {second})"
+    if negate:
+        query, expected = f"NOT {query}", everything - expected
+    assert found(many, query) == expected
+    assert set(ids(many, query, sort="relevance")) == expected
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
+    return _many(tmp_path_factory.mktemp("many"))
