@@ -78,7 +78,7 @@ from e2g.index import query as ql
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # bump when the schema or the analysis changes: old indexes need a reindex
+FORMAT = 3  # bump when the schema or the analysis changes: old indexes need a reindex
 SIDECAR = "e2g-index.json"
 REBUILD_BATCH = 50_000  # docs per commit in rebuild: bounds memory, fewer merges
 MERGE_FACTOR = 8  # segments of one size tier before they merge (see _merge_tiers)
@@ -114,6 +114,7 @@ class IndexDoc:
     thread_root: str | None
     body: str | None  # None unless --index-bodies
     seq: int  # the store's message sequence number: catch-up indexes seq > last_seq()
+    diff: bool = False  # carries a diff (a posting, or a reply with one): has:diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +217,8 @@ def _schema() -> Schema:
         # for date ranges, which as tiered term ranges cost ~1 s on 100k documents.
         date=COLUMN(NumericColumn("q", default=0)),
         timestamp=STORED(),
-        kind=ID(stored=True),
+        kind=ID(stored=True),  # what is: finds (mail.subject.search_kind)
+        has=ID(),  # "diff" for a message that carries one
         version=NUMERIC(int, bits=16, shift_step=0, stored=True),
         files=TEXT(analyzer=lines, phrase=False),
         paths=STORED(),
@@ -246,6 +248,8 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         fields.update(date=stamp, timestamp=stamp)
     if doc.thread_root:
         fields["thread_root"] = doc.thread_root
+    if doc.diff:
+        fields["has"] = "diff"
     if doc.body:
         fields.update(body=doc.body, body_pairs=doc.body)
     return {name: value for name, value in fields.items() if value != ""}
@@ -333,7 +337,7 @@ def translate(parsed: ql.Query) -> Plan:
 def _engine(clause: ql.Clause) -> wq.Query | None:
     """`clause` as one Whoosh query, or None when it holds a date range or a
     negation (a column Whoosh does not index; a Not Whoosh runs badly, see Plan)."""
-    if isinstance(clause, ql.Match | ql.KindIs | ql.VersionIs):
+    if isinstance(clause, ql.Match | ql.KindIs | ql.Has | ql.VersionIs):
         return _clause(clause)
     if isinstance(clause, ql.And | ql.Or):
         parts = [_engine(inner) for inner in clause.clauses]
@@ -350,9 +354,11 @@ def _has_words(clause: ql.Clause) -> bool:
     return isinstance(clause, ql.Match)
 
 
-def _clause(clause: ql.Match | ql.KindIs | ql.VersionIs) -> wq.Query:
+def _clause(clause: ql.Match | ql.KindIs | ql.Has | ql.VersionIs) -> wq.Query:
     if isinstance(clause, ql.KindIs):
         return wq.Term("kind", clause.kind)
+    if isinstance(clause, ql.Has):
+        return wq.Term("has", clause.feature)
     if isinstance(clause, ql.VersionIs):
         return wq.NumericRange("version", clause.version, clause.version)
     if clause.field is ql.Field.FROM:

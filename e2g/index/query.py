@@ -23,7 +23,9 @@ Only upper-case OR, AND and NOT are operators; `or` and `and` are words.
     list: l:     a list id (or its name)
     d: date:     2019-01-01, 2019-01-01..2019-06-30, 2019-01-01.., ..2019-06-30
                  (each end may also be a month 2019-06 or a year 2019)
-    is:          patch, cover, pull, reply, other
+    is:          patch (a posting: a diff not sent as a Re: reply), cover, pull,
+                 reply (a Re: reply with a diff too), other
+    has:         diff (any message carrying a diff, replies included)
     v:           the patch version, a positive integer
 
 A word with no known prefix (`mm:`, `net-next`, `io_uring`) is free text: it matches
@@ -66,6 +68,7 @@ MAX_DEPTH = 32  # directory prefixes indexed per path (and subsystem prefix)
 MAX_NESTING = 16  # parentheses inside parentheses: a query from the web is untrusted
 
 KINDS = ("patch", "cover", "pull", "reply", "other")
+FEATURES = ("diff",)  # has:
 
 
 class Field(StrEnum):
@@ -78,6 +81,7 @@ class Field(StrEnum):
     LIST = "list"
     DATE = "date"
     KIND = "kind"
+    HAS = "has"
     VERSION = "version"
 
 
@@ -92,6 +96,7 @@ PREFIXES: dict[str, Field] = {
     "d": Field.DATE,
     "date": Field.DATE,
     "is": Field.KIND,
+    "has": Field.HAS,
     "v": Field.VERSION,
 }
 
@@ -119,11 +124,16 @@ class KindIs:
 
 
 @dataclass(frozen=True, slots=True)
+class Has:
+    feature: str  # one of FEATURES
+
+
+@dataclass(frozen=True, slots=True)
 class VersionIs:
     version: int
 
 
-Term = Match | DateRange | KindIs | VersionIs
+Term = Match | DateRange | KindIs | Has | VersionIs
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +194,7 @@ def parse_query(text: str) -> Query:
     if not tokens:
         raise QueryError(
             "empty query: give words to search for, or a prefix such as "
-            "s:, f:, file:, list:, d:, is:, v:"
+            "s:, f:, file:, list:, d:, is:, has:, v:"
         )
     parsed = _Parser(tokens).parse()
     return Query(parsed.clauses if isinstance(parsed, And) else (parsed,))
@@ -383,6 +393,13 @@ def _make_clause(field: Field, value: str, *, phrase: bool, column: int) -> Term
                 f"unknown is:{value}; expected one of {', '.join(KINDS)}", column
             )
         return KindIs(kind)
+    if field is Field.HAS:
+        feature = value.lower()
+        if feature not in FEATURES:
+            raise _error(
+                f"unknown has:{value}; expected one of {', '.join(FEATURES)}", column
+            )
+        return Has(feature)
     if field is Field.VERSION:
         if (
             not (value.isascii() and value.isdigit())
