@@ -676,6 +676,9 @@ def test_an_undated_message_is_in_no_date_range(index: Fulltext) -> None:
         assert total == 0, query
     kept, _ = index.search("x86 -d:1970-01-01..1970-12-31")
     assert [hit.message_id for hit in kept] == ["fair@example.cn"]
+    # inside an OR or a group too, where ranges run as sets
+    assert index.search("x86 (d:1970 OR d:..2099-01-01 OR v:9)")[1] == 0
+    assert index.search("x86 NOT (d:1970 OR v:9)")[1] == 1
 
 
 def _many(tmp_path: Path) -> Fulltext:
