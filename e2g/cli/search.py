@@ -38,7 +38,7 @@ def search(  # noqa: PLR0913 - the command's options
     query: Annotated[
         list[str],
         typer.Argument(
-            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: v: ; OR, AND, NOT, (groups); -term negates.',
+            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: has: v: ; OR, AND, NOT, (groups); -term negates. `e2g help query` for the whole language.',
             show_default=False,
         ),
     ],
