@@ -74,6 +74,7 @@ from whoosh.searching import Searcher
 from whoosh.writing import IndexWriter, LockError
 
 from e2g import errors
+from e2g.index import analysis
 from e2g.index import query as ql
 
 log = logging.getLogger(__name__)
@@ -164,7 +165,7 @@ class _Tokens(Tokenizer):  # type: ignore[misc]
         **kwargs: Any,
     ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        texts = self.tokens(value) if tokenize else [ql.fold(value)]
+        texts = self.tokens(value) if tokenize else [analysis.fold(value)]
         for position, text in enumerate(texts):
             token.text = text
             token.boost = 1.0
@@ -177,23 +178,23 @@ class _Tokens(Tokenizer):  # type: ignore[misc]
 
 
 class WordTokenizer(_Tokens):
-    """Words, compounds, their parts and subsystem prefixes (`query.word_tokens`)."""
+    """Words, compounds, their parts and subsystem prefixes (`analysis.word_tokens`)."""
 
     def tokens(self, value: str) -> Iterable[str]:
-        return [word for _, word in ql.word_tokens(value)]
+        return [word for _, word in analysis.word_tokens(value)]
 
 
 class PairTokenizer(_Tokens):
-    """Adjacent word pairs (`query.pair_tokens`): phrases without positions."""
+    """Adjacent word pairs (`analysis.pair_tokens`): phrases without positions."""
 
     def tokens(self, value: str) -> Iterable[str]:
-        return ql.pair_tokens(value)
+        return analysis.pair_tokens(value)
 
 
 def _schema() -> Schema:
     lines = RegexTokenizer(r"[^\n]+")  # one token per line: values we tokenised
     # No positions anywhere: Whoosh's positional phrase matching costs ~0.2 ms per
-    # candidate; phrases match adjacent-pair terms instead (see query.pair_tokens).
+    # candidate; phrases match adjacent-pair terms instead (see analysis.pair_tokens).
     return Schema(
         message_id=ID(stored=True, unique=True),
         subject=TEXT(
@@ -233,14 +234,14 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         "subject": doc.subject,
         "subject_pairs": doc.subject,
         "subject_key": doc.subject_key,
-        "author": "\n".join(ql.author_tokens(doc.author_name, doc.author_email)),
+        "author": "\n".join(analysis.author_tokens(doc.author_name, doc.author_email)),
         "author_name": doc.author_name,
         "author_email": doc.author_email,
-        "lists": "\n".join(ql.list_tokens(doc.lists)),
+        "lists": "\n".join(analysis.list_tokens(doc.lists)),
         "list_ids": tuple(doc.lists),
         "kind": str(doc.kind),  # a plain str: Whoosh pickles stored fields
         "version": max(0, min(doc.version, ql.MAX_VERSION)),
-        "files": "\n".join(ql.path_tokens(doc.files)),
+        "files": "\n".join(analysis.path_tokens(doc.files)),
         "paths": tuple(doc.files),
     }
     if doc.date is not None:
@@ -364,25 +365,25 @@ def _clause(clause: ql.Match | ql.KindIs | ql.Has | ql.VersionIs) -> wq.Query:
     if clause.field is ql.Field.FROM:
         return _all(_author_word(word) for word in clause.value.split())
     if clause.field is ql.Field.FILE:
-        path = ql.clean_path(clause.value)
+        path = analysis.clean_path(clause.value)
         if path.endswith("*") and path.rstrip("*"):
             # `file:net/fro*`: any path, directory or base name the text begins.
             return wq.Prefix("files", path.rstrip("*"))
         return wq.Or([wq.Term("files", path), wq.Term("files", path + "/")])
     if clause.field is ql.Field.LIST:
-        return wq.Term("lists", ql.fold(clause.value).strip())
+        return wq.Term("lists", analysis.fold(clause.value).strip())
     names = ["subject"] if clause.field is ql.Field.SUBJECT else ["subject", "body"]
     return _text(clause, names)
 
 
 def _text(clause: ql.Match, names: list[str]) -> wq.Query:
     if clause.phrase:
-        pairs = ql.pair_tokens(clause.value)
+        pairs = analysis.pair_tokens(clause.value)
         if pairs:  # every adjacent pair of the phrase's words, adjacent in the field
             fields = [f"{name}_pairs" for name in names]
             return wq.Or([_all(wq.Term(f, pair) for pair in pairs) for f in fields])
-        return _all(_any(names, word) for word in ql.phrase_words(clause.value))
-    return _all(_any(names, word) for word in ql.query_words(clause.value))
+        return _all(_any(names, word) for word in analysis.phrase_words(clause.value))
+    return _all(_any(names, word) for word in analysis.query_words(clause.value))
 
 
 def _any(names: list[str], word: str) -> wq.Query:
@@ -398,8 +399,8 @@ def _all(queries: Iterable[wq.Query]) -> wq.Query:
 
 def _author_word(word: str) -> wq.Query:
     """`axboe@kernel.dk`, `axboe`, `Jens`; `o'brien` also as its parts `o` `brien`."""
-    folded = ql.fold(word).strip()
-    parts = ql.NAME_WORD.findall(folded)
+    folded = analysis.fold(word).strip()
+    parts = analysis.NAME_WORD.findall(folded)
     if len(parts) > 1 and "@" not in folded:
         every_part = _all(wq.Term("author", part) for part in parts)
         return wq.Or([wq.Term("author", folded), every_part])

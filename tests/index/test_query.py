@@ -1,4 +1,4 @@
-"""The query language and text analysis (e2g.index.query): pure, no index needed."""
+"""The query language (e2g.index.query) and text analysis (e2g.index.analysis): pure, no index needed."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from e2g.errors import QueryError
+from e2g.index import analysis
 from e2g.index import query as ql
 from e2g.index.query import (
     DateRange,
@@ -148,13 +149,13 @@ def test_parser_raises_only_query_error_on_any_text(text: str) -> None:
 
 
 def test_fold_removes_case_and_accents() -> None:
-    assert ql.fold("José PÉREZ") == "jose perez"
+    assert analysis.fold("José PÉREZ") == "jose perez"
     # letters that are not base+accent (æ, ð) stay as they are, only lower-cased
-    assert ql.fold("Ævar Arnfjörð") == "ævar arnfjorð"
+    assert analysis.fold("Ævar Arnfjörð") == "ævar arnfjorð"
 
 
 def test_word_tokens_keep_compounds_and_subsystem_prefixes() -> None:
-    tokens = list(ql.word_tokens("[PATCH v2] mm/slab: fix io_uring net-next"))
+    tokens = list(analysis.word_tokens("[PATCH v2] mm/slab: fix io_uring net-next"))
     words = [word for _, word in tokens]
     for expected in ["mm/slab", "mm", "slab", "mm/slab:", "mm:", "io_uring", "io"]:
         assert expected in words
@@ -167,13 +168,13 @@ def test_word_tokens_keep_compounds_and_subsystem_prefixes() -> None:
 
 
 def test_query_words_keep_the_colon() -> None:
-    assert ql.query_words("mm:") == ["mm:"]
-    assert ql.query_words("IO_uring") == ["io_uring"]
-    assert ql.phrase_words("Use-After free") == ["use", "after", "free"]
+    assert analysis.query_words("mm:") == ["mm:"]
+    assert analysis.query_words("IO_uring") == ["io_uring"]
+    assert analysis.phrase_words("Use-After free") == ["use", "after", "free"]
 
 
 def test_author_tokens() -> None:
-    tokens = ql.author_tokens("José Pérez", "Jose.Perez@Example.ORG")
+    tokens = analysis.author_tokens("José Pérez", "Jose.Perez@Example.ORG")
     assert tokens == [
         "jose",
         "perez",
@@ -184,7 +185,7 @@ def test_author_tokens() -> None:
 
 
 def test_path_tokens_have_every_directory_prefix() -> None:
-    assert ql.path_tokens(["drivers/net/tun.c", "./mm/slab.c"]) == [
+    assert analysis.path_tokens(["drivers/net/tun.c", "./mm/slab.c"]) == [
         "drivers/",
         "drivers/net/",
         "drivers/net/tun.c",
@@ -196,7 +197,7 @@ def test_path_tokens_have_every_directory_prefix() -> None:
 
 
 def test_list_tokens() -> None:
-    assert ql.list_tokens(["IO-uring.vger.kernel.org"]) == [
+    assert analysis.list_tokens(["IO-uring.vger.kernel.org"]) == [
         "io-uring.vger.kernel.org",
         "io-uring",
     ]
