@@ -49,6 +49,7 @@ DOCS = (
         version=2,
         files=("mm/slab.c", "include/linux/slab.h"),
         seq=1,
+        diff=True,
     ),
     make_doc(
         "send@gmail.com",
@@ -59,6 +60,7 @@ DOCS = (
         date=datetime(2020, 5, 1, tzinfo=UTC),
         files=("io_uring/net.c",),
         seq=2,
+        diff=True,
     ),
     make_doc(
         "review@example.org",
@@ -108,6 +110,7 @@ DOCS = (
         date=datetime(2021, 1, 1, tzinfo=UTC),
         kind="reply",
         seq=7,
+        diff=True,  # a reply carrying a diff: is:reply, and has:diff
     ),
 )
 
@@ -168,6 +171,8 @@ def found(fulltext: Fulltext, query: str) -> set[str]:
         ("is:cover", {"cover@intel.com"}),
         ("is:pull", {"pull@kernel.dk"}),
         ("is:reply", {"review@example.org", "bot@kernel.org"}),
+        ("has:diff", {"slab-v2@kernel.dk", "send@gmail.com", "bot@kernel.org"}),
+        ("has:diff -is:reply", {"slab-v2@kernel.dk", "send@gmail.com"}),
         ("v:2", {"slab-v2@kernel.dk", "review@example.org"}),
         ("v:3", set()),
         ("mm:", {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"}),
@@ -420,6 +425,26 @@ def test_missing_or_broken_index(tmp_path: Path) -> None:
     assert rebuild(directory, iter(DOCS)) == len(DOCS)  # and reindex repairs it
     with Fulltext.open(directory, create=False) as repaired:
         assert found(repaired, "is:cover") == {"cover@intel.com"}
+
+
+def test_an_index_of_an_older_format_asks_for_a_reindex(tmp_path: Path) -> None:
+    """FORMAT 3 added has:diff; an index written before it cannot answer it."""
+    import json
+
+    from e2g.index.fulltext import FORMAT, SIDECAR
+
+    directory = tmp_path / "old"
+    build(directory).close()
+    sidecar = directory / SIDECAR
+    data = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**data, "format": FORMAT - 1}))
+    with pytest.raises(
+        IndexError_, match=f"has format {FORMAT - 1}.*run `e2g reindex`"
+    ):
+        Fulltext.open(directory)
+    rebuild(directory, iter(DOCS))
+    with Fulltext.open(directory, create=False) as rebuilt:
+        assert found(rebuilt, "has:diff is:reply") == {"bot@kernel.org"}
 
 
 def test_rebuild_gives_the_same_hits_as_incremental(tmp_path: Path) -> None:
