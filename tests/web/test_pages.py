@@ -150,6 +150,8 @@ def test_search_page_takes_or_and_parentheses(client):
     assert "patch-v2@example.org#focus" not in text
     bad = page(client, "/search?q=" + quote("f:carol OR"), status=400)
     assert "OR needs a term after it (at column 9)" in bad
+    hint = page(client, "/search")
+    assert "<code>OR</code>" in hint and "<code>has:diff</code>" in hint
 
 
 def test_search_page_is_paged(client):
