@@ -3,7 +3,8 @@
 Pure functions on str, no IO and no Whoosh: `parse_query` turns what a user types into a
 `Query` (an implicit AND of clauses), and `index.fulltext` translates that tree into
 its engine's queries. Keeping the grammar here means the engine can change (SQLite
-FTS5, tantivy) without users relearning anything.
+FTS5, tantivy) without users relearning anything. What a word is (folding, compounds,
+paths) is `index.analysis`'s.
 
 The grammar, in the style public-inbox/lei (Xapian) users know:
 
