@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from datetime import time as clock
 from pathlib import Path
 
+from e2g.index import analysis
 from e2g.index import query as ql
 from e2g.index.fulltext import Fulltext, IndexDoc
 
@@ -446,17 +447,17 @@ def fts_build(docs: list[IndexDoc], path: Path) -> tuple[float, float]:
 
 def _fts_row(doc: IndexDoc) -> tuple[tuple[object, ...], tuple[object, ...]]:
     stamp = int(doc.date.timestamp()) if doc.date else 0
-    words = " ".join(word for _, word in ql.word_tokens(doc.subject))
+    words = " ".join(word for _, word in analysis.word_tokens(doc.subject))
     body = doc.body or ""
     text = (
         doc.seq,
         words,
-        " ".join(ql.phrase_words(doc.subject)),
-        " ".join(word for _, word in ql.word_tokens(body)),
-        " ".join(ql.phrase_words(body)),
-        " ".join(ql.author_tokens(doc.author_name, doc.author_email)),
-        " ".join(ql.path_tokens(doc.files)),
-        " ".join(ql.list_tokens(doc.lists)),
+        " ".join(analysis.phrase_words(doc.subject)),
+        " ".join(word for _, word in analysis.word_tokens(body)),
+        " ".join(analysis.phrase_words(body)),
+        " ".join(analysis.author_tokens(doc.author_name, doc.author_email)),
+        " ".join(analysis.path_tokens(doc.files)),
+        " ".join(analysis.list_tokens(doc.lists)),
     )
     meta = (
         doc.seq,
@@ -526,27 +527,27 @@ def _fts_match(clause: ql.Match) -> str:
     if clause.field is ql.Field.FROM:  # as fulltext._author_word: whole, or its parts
         words = []
         for word in clause.value.split():
-            folded = ql.fold(word).strip()
-            parts = ql.NAME_WORD.findall(folded)
+            folded = analysis.fold(word).strip()
+            parts = analysis.NAME_WORD.findall(folded)
             each = " AND ".join(f"author : {quoted(part)}" for part in parts)
             whole = f"author : {quoted(folded)}"
             multi = len(parts) > 1 and "@" not in folded
             words.append(f"({whole} OR ({each}))" if multi else whole)
         return " AND ".join(words)
     if clause.field is ql.Field.FILE:
-        path = ql.clean_path(clause.value)
+        path = analysis.clean_path(clause.value)
         return f"files : ({quoted(path)} OR {quoted(path + '/')})"
     if clause.field is ql.Field.LIST:
-        return f"lists : {quoted(ql.fold(clause.value))}"
+        return f"lists : {quoted(analysis.fold(clause.value))}"
     subject_only = clause.field is ql.Field.SUBJECT
     if clause.phrase:
-        phrase = quoted(" ".join(ql.phrase_words(clause.value)))
+        phrase = quoted(" ".join(analysis.phrase_words(clause.value)))
         return (
             f"parts : {phrase}" if subject_only else f"{{parts body_parts}} : {phrase}"
         )
     columns = "words" if subject_only else "{words body_words}"
     return " AND ".join(
-        f"{columns} : {quoted(w)}" for w in ql.query_words(clause.value)
+        f"{columns} : {quoted(w)}" for w in analysis.query_words(clause.value)
     )
 
 

@@ -7,7 +7,7 @@ user would (parse workers, index process), optionally beside a CPU hog on every 
 
 - elapsed seconds, messages/s, and the peak RSS of the largest process of the run;
 - the store's message count and the full-text index's document count and lag;
-- a search whose hit count is known from the store (`is:patch`, in process).
+- a search whose hit count is known from the store (`has:diff`, in process).
 
 It fails loudly (exit 1, with the reason) when the run does not end within --bound
 seconds, exits non-zero, or leaves the index unequal to the store. notmuch is the
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     with Fulltext.open(settings.index_dir, create=False) as fulltext:
         documents = fulltext.count()
     search_started = time.monotonic()
-    found = core.search(settings, "is:patch", limit=20, catch_up=False)
+    found = core.search(settings, "has:diff", limit=20, catch_up=False)
     search_ms = (time.monotonic() - search_started) * 1000
 
     result = {
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             f"the index holds {documents:,} documents for {messages:,} messages"
         )
     if found.total != patches:
-        problems.append(f"is:patch found {found.total:,}, the store has {patches:,}")
+        problems.append(f"has:diff found {found.total:,}, the store has {patches:,}")
     for problem in problems:
         print(f"soak: FAILED: {problem}", file=sys.stderr)
     return 1 if problems else 0

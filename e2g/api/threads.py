@@ -7,15 +7,17 @@ unquoted blocks, its trailers, and its diff. The tree is built iteratively, boun
 size, and survives what real archives hold: parents that were never archived (ghosts),
 reply loops, and a thread root that is itself missing.
 
-`discussed_threads` and `recent_commits` feed the front page.
+`discussed_threads` and `recent_commits` feed the front page; `thread_groups` orders
+`e2g search --thread`'s hits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from e2g.config import Settings
 from e2g.index.store import Store, from_epoch
@@ -24,6 +26,9 @@ from e2g.mail.trailers import TrailerKind, is_trailer_line, kind_of
 from e2g.model import StoredMessage, Trailer
 
 from .core import open_store
+
+if TYPE_CHECKING:  # the full-text index (Whoosh) stays off the web's import path
+    from e2g.index.fulltext import SearchHit
 
 PAGE_BUDGET = 4 * 1024 * 1024  # characters of bodies and diffs per thread view
 MAX_DIFF_SHOWN = 512 * 1024  # characters of one diff shown inline; the raw mail has all
@@ -281,3 +286,52 @@ def has_message(settings: Settings, message_id: str) -> bool:
     """Whether the store holds `message_id` (one indexed lookup)."""
     with open_store(settings) as store:
         return store.has_message(message_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """A thread member as `threads.display_order` walks it: the store's date order
+    stands in for the date (`seq` is the member's place in it)."""
+
+    message_id: str
+    parent_id: str | None
+    seq: int
+    date: datetime | None = None
+
+
+def thread_groups(
+    settings: Settings, hits: Sequence[SearchHit]
+) -> list[list[SearchHit]]:
+    """Hits by thread: threads in the order of their first hit, and inside each the
+    hits in the thread's tree order (a parent before its replies, siblings oldest
+    first), as the thread page shows them. A hit the store's thread lacks (a thread
+    past MAX_THREAD, an index ahead of the store) follows, by date."""
+    groups: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.thread_root or hit.message_id, []).append(hit)
+    with open_store(settings) as store:
+        return [
+            _in_tree_order(store, root, group) if len(group) > 1 else group
+            for root, group in groups.items()
+        ]
+
+
+def _in_tree_order(store: Store, root: str, group: list[SearchHit]) -> list[SearchHit]:
+    links = store.thread_links(root, limit=threads.MAX_THREAD)
+    members = [
+        _Link(message_id, parent, place)
+        for place, (_, message_id, parent, _, _) in enumerate(links)
+    ]
+    place = {
+        member.message_id: number
+        for number, (member, *_) in enumerate(threads.display_order(members))
+    }
+    unplaced = len(place)
+    return sorted(
+        group,
+        key=lambda hit: (
+            place.get(hit.message_id, unplaced),
+            hit.date is None,
+            hit.date or datetime.min.replace(tzinfo=UTC),
+        ),
+    )

@@ -29,7 +29,7 @@ app = typer.Typer(
     name="e2g",
     help="Where was this commit reviewed? Link git commits to the mailing-list messages that carried them.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -104,7 +104,7 @@ def _register() -> None:
 
     ingest.register(app)
     search.register(app)
-    for name in ("link", "web"):
+    for name in ("link", "web", "manual"):
         try:
             module = __import__(f"e2g.cli.{name}", fromlist=["register"])
         except ModuleNotFoundError as err:

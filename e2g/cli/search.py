@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,27 +34,12 @@ def _row(hit: SearchHit) -> list[str]:
     ]
 
 
-_NO_DATE = datetime.min.replace(tzinfo=UTC)
-
-
-def _grouped(hits: list[SearchHit]) -> list[list[SearchHit]]:
-    """Hits by thread: threads in the order of their first hit, and inside each the
-    messages in the order of the conversation (oldest first, undated last)."""
-    groups: dict[str, list[SearchHit]] = {}
-    for hit in hits:
-        groups.setdefault(hit.thread_root or hit.message_id, []).append(hit)
-    return [
-        sorted(group, key=lambda hit: (hit.date is None, hit.date or _NO_DATE))
-        for group in groups.values()
-    ]
-
-
 def search(  # noqa: PLR0913 - the command's options
     ctx: typer.Context,
     query: Annotated[
         list[str],
         typer.Argument(
-            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: v: ; -term negates.',
+            help='Words, "phrases", and prefixes: s: f: file: list: d:FROM..TO is: has: v: ; OR, AND, NOT, (groups); -term negates. `e2g help query` for the whole language.',
             show_default=False,
         ),
     ],
@@ -69,7 +53,11 @@ def search(  # noqa: PLR0913 - the command's options
         Sort, typer.Option("--sort", help="Newest first, or best match first.")
     ] = Sort.date,
     thread: Annotated[
-        bool, typer.Option("--thread", help="Group hits by thread.")
+        bool,
+        typer.Option(
+            "--thread",
+            help="Group hits by thread, each group in the thread's tree order.",
+        ),
     ] = False,
     as_json: Annotated[
         bool,
@@ -91,17 +79,27 @@ def search(  # noqa: PLR0913 - the command's options
         for hit in hits:
             output.json_line(hit_json(hit, settings))
     else:
+        groups = None
+        if thread:
+            from e2g.api import threads
+
+            groups = threads.thread_groups(settings, hits)
         with output.paged():
-            _render(ctx, hits, total=total, offset=offset, thread=thread)
+            _render(ctx, hits, total=total, offset=offset, groups=groups)
     if exit_code and not total:
         raise typer.Exit(NOTHING_FOUND)
 
 
 def _render(
-    ctx: typer.Context, hits: list[SearchHit], *, total: int, offset: int, thread: bool
+    ctx: typer.Context,
+    hits: list[SearchHit],
+    *,
+    total: int,
+    offset: int,
+    groups: list[list[SearchHit]] | None,
 ) -> None:
-    if thread:
-        for group in _grouped(hits):
+    if groups is not None:
+        for group in groups:
             output.table([_row(group[0])], widths=[11, 14, 22])
             output.table(
                 (["", "", "", "  " + row[3]] for row in map(_row, group[1:])),

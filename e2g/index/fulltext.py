@@ -74,11 +74,12 @@ from whoosh.searching import Searcher
 from whoosh.writing import IndexWriter, LockError
 
 from e2g import errors
+from e2g.index import analysis
 from e2g.index import query as ql
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # bump when the schema or the analysis changes: old indexes need a reindex
+FORMAT = 3  # bump when the schema or the analysis changes: old indexes need a reindex
 SIDECAR = "e2g-index.json"
 REBUILD_BATCH = 50_000  # docs per commit in rebuild: bounds memory, fewer merges
 MERGE_FACTOR = 8  # segments of one size tier before they merge (see _merge_tiers)
@@ -114,6 +115,7 @@ class IndexDoc:
     thread_root: str | None
     body: str | None  # None unless --index-bodies
     seq: int  # the store's message sequence number: catch-up indexes seq > last_seq()
+    diff: bool = False  # carries a diff (a posting, or a reply with one): has:diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,7 @@ class _Tokens(Tokenizer):  # type: ignore[misc]
         **kwargs: Any,
     ) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        texts = self.tokens(value) if tokenize else [ql.fold(value)]
+        texts = self.tokens(value) if tokenize else [analysis.fold(value)]
         for position, text in enumerate(texts):
             token.text = text
             token.boost = 1.0
@@ -184,23 +186,23 @@ class _Tokens(Tokenizer):  # type: ignore[misc]
 
 
 class WordTokenizer(_Tokens):
-    """Words, compounds, their parts and subsystem prefixes (`query.word_tokens`)."""
+    """Words, compounds, their parts and subsystem prefixes (`analysis.word_tokens`)."""
 
     def tokens(self, value: str) -> Iterable[str]:
-        return [word for _, word in ql.word_tokens(value)]
+        return [word for _, word in analysis.word_tokens(value)]
 
 
 class PairTokenizer(_Tokens):
-    """Adjacent word pairs (`query.pair_tokens`): phrases without positions."""
+    """Adjacent word pairs (`analysis.pair_tokens`): phrases without positions."""
 
     def tokens(self, value: str) -> Iterable[str]:
-        return ql.pair_tokens(value)
+        return analysis.pair_tokens(value)
 
 
 def _schema() -> Schema:
     lines = RegexTokenizer(r"[^\n]+")  # one token per line: values we tokenised
     # No positions anywhere: Whoosh's positional phrase matching costs ~0.2 ms per
-    # candidate; phrases match adjacent-pair terms instead (see query.pair_tokens).
+    # candidate; phrases match adjacent-pair terms instead (see analysis.pair_tokens).
     return Schema(
         message_id=ID(stored=True, unique=True),
         subject=TEXT(
@@ -224,7 +226,8 @@ def _schema() -> Schema:
         # for date ranges, which as tiered term ranges cost ~1 s on 100k documents.
         date=COLUMN(NumericColumn("q", default=0)),
         timestamp=STORED(),
-        kind=ID(stored=True),
+        kind=ID(stored=True),  # what is: finds (mail.subject.search_kind)
+        has=ID(),  # "diff" for a message that carries one
         version=NUMERIC(int, bits=16, shift_step=0, stored=True),
         files=TEXT(analyzer=lines, phrase=False),
         paths=STORED(),
@@ -239,14 +242,14 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         "subject": doc.subject,
         "subject_pairs": doc.subject,
         "subject_key": doc.subject_key,
-        "author": "\n".join(ql.author_tokens(doc.author_name, doc.author_email)),
+        "author": "\n".join(analysis.author_tokens(doc.author_name, doc.author_email)),
         "author_name": doc.author_name,
         "author_email": doc.author_email,
-        "lists": "\n".join(ql.list_tokens(doc.lists)),
+        "lists": "\n".join(analysis.list_tokens(doc.lists)),
         "list_ids": tuple(doc.lists),
         "kind": str(doc.kind),  # a plain str: Whoosh pickles stored fields
         "version": max(0, min(doc.version, ql.MAX_VERSION)),
-        "files": "\n".join(ql.path_tokens(doc.files)),
+        "files": "\n".join(analysis.path_tokens(doc.files)),
         "paths": tuple(doc.files),
     }
     if doc.date is not None:
@@ -254,6 +257,8 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         fields.update(date=stamp, timestamp=stamp)
     if doc.thread_root:
         fields["thread_root"] = doc.thread_root
+    if doc.diff:
+        fields["has"] = "diff"
     if doc.body:
         fields.update(body=doc.body, body_pairs=doc.body)
     return {name: value for name, value in fields.items() if value != ""}
@@ -299,6 +304,9 @@ class Plan:
     scored: bool  # a positive word, phrase or name to rank by
     window: Window | None  # every hit lies inside it (the intersection of d: clauses)
     excluded: tuple[Window, ...]  # and outside each of these (negated d: clauses)
+    # Clauses Whoosh cannot run as one query (an OR or a group holding a date range or
+    # a negation): each is evaluated as a set of document numbers every hit is in.
+    within: tuple[ql.Clause, ...] = ()
 
     def keeps(self, stamp: int) -> bool:
         if self.window and not self.window[0] <= stamp <= self.window[1]:
@@ -312,13 +320,19 @@ def translate(parsed: ql.Query) -> Plan:
     negative: list[wq.Query] = []
     windows: list[Window] = []
     excluded: list[Window] = []
+    within: list[ql.Clause] = []
+    scored = False
     for clause in parsed.clauses:
         negated = isinstance(clause, ql.Not)
         inner = clause.clause if isinstance(clause, ql.Not) else clause
+        engine = _engine(inner)
         if isinstance(inner, ql.DateRange):
             (excluded if negated else windows).append(_window(inner))
+        elif engine is None:
+            within.append(clause)
         else:
-            (negative if negated else positive).append(_clause(inner))
+            (negative if negated else positive).append(engine)
+            scored = scored or (not negated and _has_words(inner))
     base = wq.And(positive) if len(positive) > 1 else (positive or [wq.Every()])[0]
     excluding = None
     if negative:
@@ -326,37 +340,58 @@ def translate(parsed: ql.Query) -> Plan:
     window = None
     if windows:
         window = (max(low for low, _ in windows), min(high for _, high in windows))
-    scored = any(isinstance(c, ql.Match) for c in parsed.clauses)
-    return Plan(base, excluding, scored, window, tuple(excluded))
+    return Plan(base, excluding, scored, window, tuple(excluded), tuple(within))
 
 
-def _clause(clause: ql.Match | ql.KindIs | ql.VersionIs) -> wq.Query:
+def _engine(clause: ql.Clause) -> wq.Query | None:
+    """`clause` as one Whoosh query, or None when it holds a date range or a
+    negation (a column Whoosh does not index; a Not Whoosh runs badly, see Plan)."""
+    if isinstance(clause, ql.Match | ql.KindIs | ql.Has | ql.VersionIs):
+        return _clause(clause)
+    if isinstance(clause, ql.And | ql.Or):
+        parts = [_engine(inner) for inner in clause.clauses]
+        if any(part is None for part in parts):
+            return None
+        kind = wq.And if isinstance(clause, ql.And) else wq.Or
+        return kind([part for part in parts if part is not None])
+    return None
+
+
+def _has_words(clause: ql.Clause) -> bool:
+    if isinstance(clause, ql.And | ql.Or):
+        return any(_has_words(inner) for inner in clause.clauses)
+    return isinstance(clause, ql.Match)
+
+
+def _clause(clause: ql.Match | ql.KindIs | ql.Has | ql.VersionIs) -> wq.Query:
     if isinstance(clause, ql.KindIs):
         return wq.Term("kind", clause.kind)
+    if isinstance(clause, ql.Has):
+        return wq.Term("has", clause.feature)
     if isinstance(clause, ql.VersionIs):
         return wq.NumericRange("version", clause.version, clause.version)
     if clause.field is ql.Field.FROM:
         return _all(_author_word(word) for word in clause.value.split())
     if clause.field is ql.Field.FILE:
-        path = ql.clean_path(clause.value)
+        path = analysis.clean_path(clause.value)
         if path.endswith("*") and path.rstrip("*"):
             # `file:net/fro*`: any path, directory or base name the text begins.
             return wq.Prefix("files", path.rstrip("*"))
         return wq.Or([wq.Term("files", path), wq.Term("files", path + "/")])
     if clause.field is ql.Field.LIST:
-        return wq.Term("lists", ql.fold(clause.value).strip())
+        return wq.Term("lists", analysis.fold(clause.value).strip())
     names = ["subject"] if clause.field is ql.Field.SUBJECT else ["subject", "body"]
     return _text(clause, names)
 
 
 def _text(clause: ql.Match, names: list[str]) -> wq.Query:
     if clause.phrase:
-        pairs = ql.pair_tokens(clause.value)
+        pairs = analysis.pair_tokens(clause.value)
         if pairs:  # every adjacent pair of the phrase's words, adjacent in the field
             fields = [f"{name}_pairs" for name in names]
             return wq.Or([_all(wq.Term(f, pair) for pair in pairs) for f in fields])
-        return _all(_any(names, word) for word in ql.phrase_words(clause.value))
-    return _all(_any(names, word) for word in ql.query_words(clause.value))
+        return _all(_any(names, word) for word in analysis.phrase_words(clause.value))
+    return _all(_any(names, word) for word in analysis.query_words(clause.value))
 
 
 def _any(names: list[str], word: str) -> wq.Query:
@@ -372,8 +407,8 @@ def _all(queries: Iterable[wq.Query]) -> wq.Query:
 
 def _author_word(word: str) -> wq.Query:
     """`axboe@kernel.dk`, `axboe`, `Jens`; `o'brien` also as its parts `o` `brien`."""
-    folded = ql.fold(word).strip()
-    parts = ql.NAME_WORD.findall(folded)
+    folded = analysis.fold(word).strip()
+    parts = analysis.NAME_WORD.findall(folded)
     if len(parts) > 1 and "@" not in folded:
         every_part = _all(wq.Term("author", part) for part in parts)
         return wq.Or([wq.Term("author", folded), every_part])
@@ -534,8 +569,11 @@ class Fulltext:
         if plan.window or plan.excluded:
             dates = self._dates(searcher)
             allowed = {n for n, stamp in enumerate(dates) if plan.keeps(stamp)}
-            if not allowed:  # Whoosh reads an empty filter as "no filter"
-                return [], 0
+        for clause in plan.within:
+            inside = _documents(searcher, clause, self._dates(searcher))
+            allowed = inside if allowed is None else allowed & inside
+        if allowed is not None and not allowed:  # Whoosh: empty filter = no filter
+            return [], 0
         masked = None
         if plan.excluding is not None:
             candidates = list(searcher.docs_for_query(plan.query))
@@ -622,8 +660,12 @@ def _newest(
     Whoosh's sorting collector costs a few microseconds per match in Python; reading
     the matching numbers and picking the newest from the date array is ~10x cheaper.
     """
+    within = list(plan.within)
     if isinstance(plan.query, wq.Every) and plan.window:
         matched: list[int] = _in_window(searcher, dates, plan.window)
+    elif isinstance(plan.query, wq.Every) and within:
+        # `d:2019 OR d:2021` alone: start from that set, not from every document
+        matched = sorted(_documents(searcher, within.pop(), dates))
     else:
         matched = list(searcher.docs_for_query(plan.query))
         if plan.window:
@@ -631,6 +673,9 @@ def _newest(
             matched = [n for n in matched if low <= dates[n] <= high]
     for low, high in plan.excluded:
         matched = [n for n in matched if not low <= dates[n] <= high]
+    for clause in within:
+        inside = _documents(searcher, clause, dates)
+        matched = [n for n in matched if n in inside]
     if plan.excluding is not None:
         excluded = _matching(searcher, plan.excluding, matched)
         matched = [n for n in matched if n not in excluded]
@@ -643,12 +688,36 @@ def _in_window(searcher: Searcher, dates: array[int], window: Window) -> list[in
     Whoosh (530 ms at 1M messages; this scan, ~60 ms)."""
     low, high = window
     found = [n for n, stamp in enumerate(dates) if low <= stamp <= high]
+    deleted = _deleted(searcher)
+    return [n for n in found if n not in deleted] if deleted else found
+
+
+def _deleted(searcher: Searcher) -> set[int]:
     deleted: set[int] = set()
     for leaf, offset in searcher.leaf_searchers():
         reader = leaf.reader()
         if reader.has_deletions():
             deleted.update(offset + n for n in reader.deleted_docs_set)
-    return [n for n in found if n not in deleted] if deleted else found
+    return deleted
+
+
+def _documents(searcher: Searcher, clause: ql.Clause, dates: array[int]) -> set[int]:
+    """The live documents `clause` matches, as a set: for an OR or a group holding a
+    date range or a negation. Recursion is as deep as the parsed query's nesting,
+    which `query.MAX_NESTING` bounds."""
+    engine = _engine(clause)
+    if engine is not None:
+        return set(searcher.docs_for_query(engine))
+    if isinstance(clause, ql.DateRange):
+        return set(_in_window(searcher, dates, _window(clause)))
+    if isinstance(clause, ql.Not):
+        every = set(range(len(dates))) - _deleted(searcher)
+        return every - _documents(searcher, clause.clause, dates)
+    assert isinstance(clause, ql.And | ql.Or)  # every other clause has an engine
+    sets = [_documents(searcher, inner, dates) for inner in clause.clauses]
+    if isinstance(clause, ql.And):
+        return set.intersection(*sets)
+    return set.union(*sets)
 
 
 SKIP_LIMIT = 20_000  # up to this many candidates, always test each by skipping

@@ -3,19 +3,30 @@
 Pure functions on str, no IO and no Whoosh: `parse_query` turns what a user types into a
 `Query` (an implicit AND of clauses), and `index.fulltext` translates that tree into
 its engine's queries. Keeping the grammar here means the engine can change (SQLite
-FTS5, tantivy) without users relearning anything.
+FTS5, tantivy) without users relearning anything. What a word is (folding, compounds,
+paths) is `index.analysis`'s.
 
-The grammar, in the style public-inbox/lei users know:
+The grammar, in the style public-inbox/lei (Xapian) users know:
 
-    query   := clause (whitespace clause)*        all clauses must match (AND)
-    clause  := ["-"] (prefix ":" value | value)    "-" negates the clause
+    query   := any                                 what the whole query must match
+    any     := all ("OR" all)*                     either side matches
+    all     := unary (["AND"] unary)*              every side matches (AND is implied)
+    unary   := ("NOT" | "-")* (group | clause)     NOT and "-" negate
+    group   := "(" any ")"                         at most MAX_NESTING deep
+    clause  := prefix ":" value | value
     value   := word | '"' phrase '"'
 
+Precedence: NOT binds tightest, then AND, then OR: `a b OR c` is `(a AND b) OR c`.
+Only upper-case OR, AND and NOT are operators; `or` and `and` are words.
+
     s: subject:  subject words or phrase         f: from:   author name or address
-    file:        a path or a directory prefix    list: l:   a list id (or its name)
+    file:        a path, a directory, or a prefix of either ending in '*' (net/fro*)
+    list: l:     a list id (or its name)
     d: date:     2019-01-01, 2019-01-01..2019-06-30, 2019-01-01.., ..2019-06-30
                  (each end may also be a month 2019-06 or a year 2019)
-    is:          patch, cover, pull, reply, other
+    is:          patch (a posting: a diff not sent as a Re: reply), cover, pull,
+                 reply (a Re: reply with a diff too), other
+    has:         diff (any message carrying a diff, replies included)
     v:           the patch version, a positive integer
 
 A word with no known prefix (`mm:`, `net-next`, `io_uring`) is free text: it matches
@@ -23,22 +34,23 @@ subjects first, then bodies when they are indexed. Anything that cannot be parse
 `errors.QueryError` with one line saying what is wrong and at which column; nothing else
 ever escapes `parse_query`.
 
-The lexer is a small state machine over the characters, one clause at a time:
-  between clauses   skip whitespace; "-" marks the next clause negated
-  clause start      `name:` with a known name starts a prefixed value; anything else
-                    starts a free value
+The lexer is a small state machine over the characters, one token at a time:
+  between tokens    skip whitespace; "(" and ")" are tokens; "-(" is a NOT; OR, AND
+                    and NOT followed by whitespace, a parenthesis or the end are
+                    operators; anything else starts a clause
+  clause start      "-" marks it negated; `name:` with a known name starts a prefixed
+                    value; anything else starts a free value
   value             '"' starts a phrase that runs to the next '"' (an unclosed quote is
-                    an error); otherwise the value runs to the next whitespace, and a '"'
-                    inside it is an error (a phrase must be quoted as a whole)
+                    an error); otherwise the value runs to the next whitespace, or to a
+                    ")" that closes no "(" of its own (`kmalloc()` stays one word), and a
+                    '"' inside it is an error (a phrase must be quoted as a whole)
+Tokens then go to a recursive-descent parser whose depth MAX_NESTING bounds.
 """
 
 from __future__ import annotations
 
 import calendar
-import itertools
 import re
-import unicodedata
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -49,10 +61,10 @@ from e2g.errors import QueryError
 MAX_QUERY = 2000
 MAX_CLAUSES = 64
 MAX_VERSION = 10_000
-MAX_PATHS = 2_000  # files indexed per message (a treewide patch can touch 10,000)
-MAX_DEPTH = 32  # directory prefixes indexed per path (and subsystem prefix)
+MAX_NESTING = 16  # parentheses inside parentheses: a query from the web is untrusted
 
 KINDS = ("patch", "cover", "pull", "reply", "other")
+FEATURES = ("diff",)  # has:
 
 
 class Field(StrEnum):
@@ -65,6 +77,7 @@ class Field(StrEnum):
     LIST = "list"
     DATE = "date"
     KIND = "kind"
+    HAS = "has"
     VERSION = "version"
 
 
@@ -79,6 +92,7 @@ PREFIXES: dict[str, Field] = {
     "d": Field.DATE,
     "date": Field.DATE,
     "is": Field.KIND,
+    "has": Field.HAS,
     "v": Field.VERSION,
 }
 
@@ -106,31 +120,61 @@ class KindIs:
 
 
 @dataclass(frozen=True, slots=True)
+class Has:
+    feature: str  # one of FEATURES
+
+
+@dataclass(frozen=True, slots=True)
 class VersionIs:
     version: int
 
 
+Term = Match | DateRange | KindIs | Has | VersionIs
+
+
 @dataclass(frozen=True, slots=True)
 class Not:
-    clause: Match | DateRange | KindIs | VersionIs
-
-
-Clause = Match | DateRange | KindIs | VersionIs | Not
+    clause: Clause
 
 
 @dataclass(frozen=True, slots=True)
-class Query:
-    """All clauses must match. At least one clause; possibly all negated."""
+class And:
+    """Every clause must match: a group in parentheses, or the sides of AND in one."""
 
     clauses: tuple[Clause, ...]
 
 
-_WORD = re.compile(r"\w+(?:[-./+]\w+)*")
-_PART = re.compile(r"[^\W_]+")
-NAME_WORD = re.compile(r"\w+")
+@dataclass(frozen=True, slots=True)
+class Or:
+    """At least one clause must match."""
+
+    clauses: tuple[Clause, ...]
+
+
+Clause = Term | Not | And | Or
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """All clauses must match. At least one clause; possibly all negated. A plain
+    query (no OR, no parentheses) holds only terms and negated terms."""
+
+    clauses: tuple[Clause, ...]
+
+
 _PREFIX = re.compile(r"([A-Za-z]+):")
 _KNOWN = sorted(f"{name}:" for name in PREFIXES)
 _PERIOD = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
+
+
+_OPERATOR = re.compile(r"(OR|AND|NOT)(?=[\s()]|\Z)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str  # "(", ")", "OR", "AND", "NOT", or "term"
+    column: int
+    term: Term | Not | None = None
 
 
 def parse_query(text: str) -> Query:
@@ -139,20 +183,127 @@ def parse_query(text: str) -> Query:
         raise QueryError(
             f"query too long: {len(text)} characters (at most {MAX_QUERY})"
         )
-    clauses: list[Clause] = []
-    position = _skip_space(text, 0)
-    while position < len(text):
-        if len(clauses) == MAX_CLAUSES:
-            raise QueryError(f"too many terms in the query (at most {MAX_CLAUSES})")
-        clause, position = _parse_clause(text, position)
-        clauses.append(clause)
-        position = _skip_space(text, position)
-    if not clauses:
+    tokens = _tokens(text)
+    if not tokens:
         raise QueryError(
             "empty query: give words to search for, or a prefix such as "
-            "s:, f:, file:, list:, d:, is:, v:"
+            "s:, f:, file:, list:, d:, is:, has:, v:"
         )
-    return Query(tuple(clauses))
+    parsed = _Parser(tokens).parse()
+    return Query(parsed.clauses if isinstance(parsed, And) else (parsed,))
+
+
+def _tokens(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    terms = 0
+    position = _skip_space(text, 0)
+    while position < len(text):
+        start = position
+        operator = _OPERATOR.match(text, position)
+        if text[position] in "()":
+            tokens.append(_Token(text[position], start))
+            position += 1
+        elif text.startswith("-(", position):
+            tokens.append(_Token("NOT", start))
+            position += 1
+        elif operator:
+            tokens.append(_Token(operator.group(1), start))
+            position = operator.end()
+        else:
+            if terms == MAX_CLAUSES:
+                raise QueryError(f"too many terms in the query (at most {MAX_CLAUSES})")
+            terms += 1
+            clause, position = _parse_clause(text, position)
+            tokens.append(_Token("term", start, clause))
+        position = _skip_space(text, position)
+    return tokens
+
+
+class _Parser:
+    """Recursive descent over the tokens; each group adds three frames, and groups
+    nest at most MAX_NESTING deep, so no query can exhaust the stack."""
+
+    def __init__(self, tokens: list[_Token]) -> None:
+        self._tokens = tokens
+        self._at = 0
+
+    def parse(self) -> Clause:
+        parsed = self._any(0)
+        if self._at < len(self._tokens):  # _any stops early only at a ")"
+            raise _error("unbalanced ')': no '(' before it", self._peek_column())
+        return parsed
+
+    def _peek(self) -> str | None:
+        return self._tokens[self._at].kind if self._at < len(self._tokens) else None
+
+    def _peek_column(self) -> int:
+        return self._tokens[self._at].column
+
+    def _any(self, depth: int) -> Clause:
+        clauses = [self._all(depth)]
+        while self._peek() == "OR":
+            self._operand_after(self._tokens[self._at])
+            clauses.append(self._all(depth))
+        return _joined(Or, clauses)
+
+    def _all(self, depth: int) -> Clause:
+        clauses = [self._unary(depth)]
+        while self._peek() not in (None, ")", "OR"):
+            if self._peek() == "AND":
+                self._operand_after(self._tokens[self._at])
+            clauses.append(self._unary(depth))
+        return _joined(And, clauses)
+
+    def _operand_after(self, operator: _Token) -> None:
+        """Step over a binary operator, which must be followed by something to join."""
+        self._at += 1
+        if self._peek() in (None, ")", "OR", "AND"):
+            raise _error(f"{operator.kind} needs a term after it", operator.column)
+
+    def _unary(self, depth: int) -> Clause:
+        negations = 0
+        while self._peek() == "NOT":
+            token = self._tokens[self._at]
+            self._at += 1
+            if self._peek() in (None, ")", "OR", "AND"):
+                raise _error(f"{token.kind} needs a term after it", token.column)
+            negations += 1
+        token = self._tokens[self._at]
+        self._at += 1
+        if token.kind in ("OR", "AND"):
+            raise _error(f"{token.kind} needs a term before it", token.column)
+        if token.kind == ")":
+            raise _error("unbalanced ')': no '(' before it", token.column)
+        clause = token.term if token.term is not None else self._group(token, depth)
+        for _ in range(negations % 2):
+            clause = clause.clause if isinstance(clause, Not) else Not(clause)
+        return clause
+
+    def _group(self, opening: _Token, depth: int) -> Clause:
+        if depth == MAX_NESTING:
+            raise _error(
+                f"parentheses nested too deeply (at most {MAX_NESTING})",
+                opening.column,
+            )
+        if self._peek() == ")":
+            raise _error("empty parentheses", opening.column)
+        if self._peek() is None:
+            raise _error("unbalanced '(': it is never closed", opening.column)
+        inside = self._any(depth + 1)
+        if self._peek() != ")":
+            raise _error("unbalanced '(': it is never closed", opening.column)
+        self._at += 1
+        return inside
+
+
+def _joined(kind: type[And] | type[Or], clauses: list[Clause]) -> Clause:
+    """One clause, or the clauses joined, a nested join of the same kind flattened."""
+    if len(clauses) == 1:
+        return clauses[0]
+    flat: list[Clause] = []
+    for clause in clauses:
+        flat.extend(clause.clauses if isinstance(clause, kind) else (clause,))
+    return kind(tuple(flat))
 
 
 def _skip_space(text: str, position: int) -> int:
@@ -161,12 +312,12 @@ def _skip_space(text: str, position: int) -> int:
     return position
 
 
-def _parse_clause(text: str, position: int) -> tuple[Clause, int]:
+def _parse_clause(text: str, position: int) -> tuple[Term | Not, int]:
     """One clause starting at `position` (not whitespace); returns it and the end."""
     negated = text[position] == "-"
     if negated:
         position += 1
-        if position == len(text) or text[position].isspace():
+        if position == len(text) or text[position].isspace() or text[position] == ")":
             raise _error("'-' must be followed by a term to exclude", position)
         if text[position] == "-":
             raise _error("'--' is not a term; use one '-' to exclude", position)
@@ -176,6 +327,13 @@ def _parse_clause(text: str, position: int) -> tuple[Clause, int]:
     if prefix and prefix.group(1).lower() in PREFIXES:
         field = PREFIXES[prefix.group(1).lower()]
         position = prefix.end()
+        if text.startswith("(", position):
+            name = prefix.group(0)
+            raise _error(
+                f"{name} takes a word or a quoted phrase, not a group; "
+                f"write ({name}a OR {name}b)",
+                start,
+            )
     elif prefix is not None and _unknown_prefix(text, prefix):
         # `x:foo` would silently find nothing; `mm: fix` (a subsystem, then a
         # space), a URL and a quoted "x:foo" are searched as text.
@@ -204,17 +362,21 @@ def _read_value(text: str, position: int) -> tuple[str, bool, int]:
         if close < 0:
             raise _error('unbalanced quote: this " is never closed', position)
         return text[position + 1 : close].strip(), True, close + 1
-    end = position
+    end, opened = position, 0
     while end < len(text) and not text[end].isspace():
         if text[end] == '"':
             raise _error('unexpected " inside a word; quote the whole phrase', end)
+        if text[end] == "(":
+            opened += 1
+        elif text[end] == ")":
+            if not opened:
+                break  # it closes a group: `(f:alice OR f:bob)`
+            opened -= 1
         end += 1
     return text[position:end], False, end
 
 
-def _make_clause(
-    field: Field, value: str, *, phrase: bool, column: int
-) -> Match | DateRange | KindIs | VersionIs:
+def _make_clause(field: Field, value: str, *, phrase: bool, column: int) -> Term:
     if field is Field.DATE:
         return _parse_dates(value, column)
     if field is Field.KIND:
@@ -224,6 +386,13 @@ def _make_clause(
                 f"unknown is:{value}; expected one of {', '.join(KINDS)}", column
             )
         return KindIs(kind)
+    if field is Field.HAS:
+        feature = value.lower()
+        if feature not in FEATURES:
+            raise _error(
+                f"unknown has:{value}; expected one of {', '.join(FEATURES)}", column
+            )
+        return Has(feature)
     if field is Field.VERSION:
         if (
             not (value.isascii() and value.isdigit())
@@ -277,121 +446,3 @@ def _parse_period(text: str, column: int) -> tuple[date, date]:
 
 def _error(message: str, position: int) -> QueryError:
     return QueryError(f"{message} (at column {position + 1})")
-
-
-# --- analysis: what a word is, for the index and for queries alike -------------------
-
-
-def fold(text: str) -> str:
-    """Case- and accent-fold: 'José' and 'JOSE' both become 'jose'."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-
-
-def word_tokens(text: str) -> Iterator[tuple[int, str]]:
-    """Index-side tokens with positions.
-
-    A compound word (`io_uring`, `net-next`, `mm/slab`) is kept whole and its parts
-    follow at consecutive positions, the whole sharing the first part's position, so
-    `io_uring`, `uring` and the phrase "io uring" all match. A word followed by ':' (a
-    subsystem prefix, `mm/slab:`) also yields itself with the colon and each of its
-    directory ancestors (`mm:`), so `mm:` finds every mm patch.
-    """
-    folded = fold(text)
-    position = 0
-    for match in _WORD.finditer(folded):
-        word = match.group(0)
-        parts = _PART.findall(word)
-        yield position, word
-        if len(parts) > 1 or (parts and parts[0] != word):
-            for offset, part in enumerate(parts):
-                yield position + offset, part
-            yield from _segments(word, position)
-        if folded.startswith(":", match.end()):
-            yield position, word + ":"
-            segments = word.split("/")
-            for depth in range(1, min(len(segments), MAX_DEPTH)):
-                yield position, "/".join(segments[:depth]) + ":"
-        position += max(len(parts), 1)
-
-
-def _segments(word: str, position: int) -> Iterator[tuple[int, str]]:
-    """`io_uring/poll` also yields `io_uring`: a path segment that is itself compound."""
-    if "/" not in word:
-        return
-    for segment in word.split("/")[:MAX_DEPTH]:
-        parts = _PART.findall(segment)
-        if len(parts) > 1:
-            yield position, segment
-        position += len(parts)
-
-
-def query_words(text: str) -> list[str]:
-    """Query-side tokens for a free word: whole compounds, and a trailing ':' kept."""
-    folded = fold(text)
-    words = []
-    for match in _WORD.finditer(folded):
-        colon = folded.startswith(":", match.end())
-        words.append(match.group(0) + (":" if colon else ""))
-    return words
-
-
-def phrase_words(text: str) -> list[str]:
-    """Query-side tokens for a phrase: the parts, which sit at consecutive positions."""
-    return _PART.findall(fold(text))
-
-
-def pair_tokens(text: str) -> list[str]:
-    """Each adjacent pair of parts, `use after free` -> `use after`, `after free`.
-
-    Indexed in their own field, they let a phrase match without positions: a phrase
-    matches a field holding all its adjacent pairs (exact for two words; for more, a
-    field would need the pairs out of order, which subjects practically never have).
-    """
-    parts = phrase_words(text)
-    return [
-        f"{first} {second}" for first, second in zip(parts, parts[1:], strict=False)
-    ]
-
-
-def author_tokens(name: str, email: str) -> list[str]:
-    """`Jens Axboe <axboe@kernel.dk>` -> jens, axboe, axboe@kernel.dk, kernel.dk, ..."""
-    tokens = NAME_WORD.findall(fold(name))
-    address = fold(email).strip()
-    if address:
-        local, _, domain = address.partition("@")
-        tokens += [address, local, domain]
-        tokens += NAME_WORD.findall(local)
-    return list(dict.fromkeys(token for token in tokens if token))
-
-
-def path_tokens(paths: Iterable[str]) -> list[str]:
-    """Each path, its base name and every directory prefix: `mm/`, `mm/slab.c`."""
-    tokens: dict[str, None] = {}
-    for path in itertools.islice(paths, MAX_PATHS):
-        clean = clean_path(path)
-        if not clean:
-            continue
-        segments = clean.split("/")
-        for depth in range(1, min(len(segments), MAX_DEPTH)):
-            tokens["/".join(segments[:depth]) + "/"] = None
-        tokens[clean] = None
-        tokens[segments[-1]] = None
-    return list(tokens)
-
-
-def list_tokens(lists: Iterable[str]) -> list[str]:
-    """`io-uring.vger.kernel.org` is found by itself and by its name `io-uring`."""
-    tokens: dict[str, None] = {}
-    for list_id in lists:
-        clean = fold(list_id).strip()
-        if clean:
-            tokens[clean] = None
-            tokens[clean.split(".", 1)[0]] = None
-    return list(tokens)
-
-
-def clean_path(path: str) -> str:
-    return fold(path).strip().removeprefix("./").strip("/").replace("\n", " ")

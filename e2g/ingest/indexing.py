@@ -44,7 +44,8 @@ from e2g.errors import notice
 from e2g.index.fulltext import Fulltext, FulltextWriter, IndexDoc, IndexMark, read_mark
 from e2g.index.schema import BODIES_KEY
 from e2g.index.store import Store
-from e2g.model import StoredMessage
+from e2g.mail.subject import search_kind
+from e2g.model import Kind, StoredMessage
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +73,13 @@ def index_doc(stored: StoredMessage, *, body: str | None) -> IndexDoc:
         author_email=stored.author_email,
         lists=stored.lists,
         date=stored.date,
-        kind=stored.kind,
+        kind=search_kind(stored.kind, stored.subject),
         version=stored.version,
         files=stored.files,
         thread_root=stored.thread_root,
         body=body,
         seq=stored.seq,
+        diff=stored.kind is Kind.PATCH,
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from e2g.model import MAX_SUBJECT, SubjectInfo
+from e2g.model import MAX_SUBJECT, Kind, SubjectInfo
 
 _REPLY = re.compile(
     r"(?:re|fwd?|aw|sv|antw|wg|odp|rif|res|ynt|回复|答复|回覆|转发)"
@@ -149,3 +149,13 @@ def parse_subject(raw: str) -> SubjectInfo:
         is_reply=is_reply,
         tags=tuple(prefixes.tags),
     )
+
+
+def search_kind(kind: Kind, subject: str) -> Kind:
+    """The kind `is:` finds: a patch sent as a Re: reply (a fix-up diff offered in a
+    review) is a reply there, so `is:patch` finds postings only and `has:diff` finds
+    every message with a diff. `kind` itself (mail.message) stays patch for matching,
+    where such a diff may be what was applied."""
+    if kind is Kind.PATCH and parse_subject(subject).is_reply:
+        return Kind.REPLY
+    return kind

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from e2g.cli.argv import reorder
-from tests.conftest import SAMPLE, sample_repo
+from tests.conftest import BASE_DATE, SAMPLE, mail, patch_body, sample_repo
 
 COMMANDS = frozenset(
     {"ingest", "link", "match", "optimize", "reindex", "search", "serve", "stats"}
@@ -116,21 +117,33 @@ def test_exit_code_says_nothing_was_found(tmp_path: Path) -> None:
     assert matched.returncode == 0, matched.stderr
 
 
-def test_thread_groups_read_in_conversation_order() -> None:
-    from datetime import UTC, datetime
+def test_thread_groups_read_in_tree_order(tmp_path: Path) -> None:
+    """A parent before its replies and siblings oldest first, even when a reply's
+    clock ran behind its parent's: not date order, which would put msg3 second."""
+    from e2g.api import threads
+    from e2g.api.core import search
+    from e2g.config import resolve
 
-    from e2g.cli.search import _grouped
-    from e2g.index.fulltext import SearchHit
+    at = [BASE_DATE + timedelta(minutes=minutes) for minutes in range(6)]
+    archive = tmp_path / "thread.mbox"
+    archive.write_bytes(
+        mail(1, subject="[PATCH] frob: fix", body=patch_body(1), date=at[1])
+        + mail(2, subject="Re: [PATCH] frob: fix", in_reply_to="msg1@example.org",
+               date=at[5])
+        + mail(3, subject="Re: [PATCH] frob: fix", in_reply_to="msg2@example.org",
+               date=at[3])
+        + mail(4, subject="Re: [PATCH] frob: fix", in_reply_to="msg1@example.org",
+               date=at[4])
+        + mail(5, subject="frob: an unrelated question", date=at[2])
+    )  # fmt: skip
+    data = tmp_path / "data"
+    assert run("--data-dir", str(data), "-q", "ingest", str(archive)).returncode == 0
+    settings = resolve(data_dir=data, env={}, home=tmp_path)
+    hits = search(settings, "frob").hits
+    groups = [[hit.message_id[:4] for hit in group]
+              for group in threads.thread_groups(settings, hits)]  # fmt: skip
+    assert groups == [["msg1", "msg4", "msg2", "msg3"], ["msg5"]]
 
-    def hit(message_id: str, root: str, day: int | None) -> SearchHit:
-        when = None if day is None else datetime(2024, 1, day, tzinfo=UTC)
-        return SearchHit(
-            message_id, "s", "A", "a@x", (), when, "reply", 1, (), root, 0.0
-        )
-
-    newest_first = [
-        hit("c", "t1", 3), hit("x", "t2", 9), hit("b", "t1", 2),
-        hit("u", "t1", None), hit("a", "t1", 1),
-    ]  # fmt: skip
-    groups = [[h.message_id for h in group] for group in _grouped(newest_first)]
-    assert groups == [["a", "b", "c", "u"], ["x"]]
+    shown = run("--data-dir", str(data), "search", "--thread", "frob").stdout
+    order = [line.split("<")[1][:4] for line in shown.splitlines()]
+    assert order == ["msg1", "msg4", "msg2", "msg3", "msg5"]

@@ -123,6 +123,29 @@ def test_search_empty_store_and_no_hits(tmp_path, archive):
 def test_bad_query_is_a_usage_error(tmp_path, archive):
     e2g(tmp_path / "d", "-q", "ingest", str(archive))
     assert_one_line_error(e2g(tmp_path / "d", "search", "d:garbage"), 2, "d:")
+    for query, message in [
+        ("(frob OR leak", "unbalanced '(': it is never closed (at column 1)"),
+        ("frob OR", "OR needs a term after it (at column 6)"),
+        ("x:foo", "unknown prefix x:"),
+    ]:
+        assert_one_line_error(e2g(tmp_path / "d", "search", query), 2, message)
+
+
+def test_search_or_and_not_with_parentheses(tmp_path, archive):
+    e2g(tmp_path / "d", "-q", "ingest", str(archive))
+
+    def found(*query: str) -> list[str]:
+        result = e2g(tmp_path / "d", "search", "--json", *query)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line)["message_id"] for line in result.stdout.splitlines()]
+
+    both = ["msg2@example.org", "msg1@example.org"]
+    assert found("nothingmatches", "OR", "frob") == both
+    assert found("nothingmatches or frob") == []  # lower-case `or` is a word
+    assert found("frob AND (is:cover OR is:reply)") == ["msg2@example.org"]
+    assert found("NOT", "is:reply", "frob") == ["msg1@example.org"]
+    # a word that starts with '-' comes after `--`, or the option parser takes it
+    assert found("--", "-(is:reply OR is:cover)", "frob") == ["msg1@example.org"]
 
 
 def test_link_outside_a_repository_and_unknown_revision(tmp_path, archive):

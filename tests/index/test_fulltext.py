@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from e2g.errors import IndexError_, QueryError
 from e2g.index.fulltext import MERGE_FACTOR, Fulltext, IndexDoc, SearchHit, rebuild
@@ -47,6 +49,7 @@ DOCS = (
         version=2,
         files=("mm/slab.c", "include/linux/slab.h"),
         seq=1,
+        diff=True,
     ),
     make_doc(
         "send@gmail.com",
@@ -57,6 +60,7 @@ DOCS = (
         date=datetime(2020, 5, 1, tzinfo=UTC),
         files=("io_uring/net.c",),
         seq=2,
+        diff=True,
     ),
     make_doc(
         "review@example.org",
@@ -106,6 +110,7 @@ DOCS = (
         date=datetime(2021, 1, 1, tzinfo=UTC),
         kind="reply",
         seq=7,
+        diff=True,  # a reply carrying a diff: is:reply, and has:diff
     ),
 )
 
@@ -125,7 +130,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
 
 
 def ids(fulltext: Fulltext, query: str, **options: object) -> list[str]:
-    hits, total = fulltext.search(query, limit=100, **options)  # type: ignore[arg-type]
+    hits, total = fulltext.search(query, limit=500, **options)  # type: ignore[arg-type]
     assert total == len(hits)
     return [hit.message_id for hit in hits]
 
@@ -166,6 +171,8 @@ def found(fulltext: Fulltext, query: str) -> set[str]:
         ("is:cover", {"cover@intel.com"}),
         ("is:pull", {"pull@kernel.dk"}),
         ("is:reply", {"review@example.org", "bot@kernel.org"}),
+        ("has:diff", {"slab-v2@kernel.dk", "send@gmail.com", "bot@kernel.org"}),
+        ("has:diff -is:reply", {"slab-v2@kernel.dk", "send@gmail.com"}),
         ("v:2", {"slab-v2@kernel.dk", "review@example.org"}),
         ("v:3", set()),
         ("mm:", {"slab-v2@kernel.dk", "review@example.org", "cover@intel.com"}),
@@ -212,6 +219,42 @@ def test_negation(index: Fulltext) -> None:
     assert found(index, "f:axboe -s:slab") == {"pull@kernel.dk"}
     only_negative = found(index, "-is:reply -is:patch")
     assert only_negative == {"cover@intel.com", "pull@kernel.dk"}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("f:pavel OR is:pull", {"send@gmail.com", "pull@kernel.dk"}),
+        ("f:pavel or is:pull", set()),  # lower-case `or` is a word to find
+        ("s:slab AND (f:jose OR f:lkp)", {"review@example.org", "cover@intel.com"}),
+        ("s:slab (f:jose OR f:lkp)", {"review@example.org", "cover@intel.com"}),
+        (
+            "NOT is:reply is:patch",
+            {"slab-v2@kernel.dk", "send@gmail.com", "fair@example.cn"},
+        ),
+        ("s:slab NOT (is:reply OR is:cover)", {"slab-v2@kernel.dk"}),
+        ("s:slab -(is:reply OR is:cover)", {"slab-v2@kernel.dk"}),
+        ("f:axboe v:2 OR is:cover", {"slab-v2@kernel.dk", "cover@intel.com"}),
+        # a date range or a negation inside an OR: evaluated as sets
+        ("d:2019-03-11 OR is:pull", {"review@example.org", "pull@kernel.dk"}),
+        ("(d:2021 OR d:..2019-03-10) -f:bot", {"slab-v2@kernel.dk"}),
+        (
+            "is:cover OR -d:..2020-12-31",
+            {"cover@intel.com", "bot@kernel.org", "fair@example.cn"},
+        ),
+        (
+            "x86 OR (s:slab NOT is:reply)",
+            {"fair@example.cn", "slab-v2@kernel.dk", "cover@intel.com"},
+        ),
+        (
+            "NOT (is:patch OR d:2020 OR f:bot)",
+            {"review@example.org", "cover@intel.com"},
+        ),
+    ],
+)
+def test_or_and_not_and_groups(index: Fulltext, query: str, expected: set[str]) -> None:
+    assert found(index, query) == expected
+    assert set(ids(index, query, sort="relevance")) == expected
 
 
 @pytest.mark.parametrize(
@@ -382,6 +425,26 @@ def test_missing_or_broken_index(tmp_path: Path) -> None:
     assert rebuild(directory, iter(DOCS)) == len(DOCS)  # and reindex repairs it
     with Fulltext.open(directory, create=False) as repaired:
         assert found(repaired, "is:cover") == {"cover@intel.com"}
+
+
+def test_an_index_of_an_older_format_asks_for_a_reindex(tmp_path: Path) -> None:
+    """FORMAT 3 added has:diff; an index written before it cannot answer it."""
+    import json
+
+    from e2g.index.fulltext import FORMAT, SIDECAR
+
+    directory = tmp_path / "old"
+    build(directory).close()
+    sidecar = directory / SIDECAR
+    data = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**data, "format": FORMAT - 1}))
+    with pytest.raises(
+        IndexError_, match=f"has format {FORMAT - 1}.*run `e2g reindex`"
+    ):
+        Fulltext.open(directory)
+    rebuild(directory, iter(DOCS))
+    with Fulltext.open(directory, create=False) as rebuilt:
+        assert found(rebuilt, "has:diff is:reply") == {"bot@kernel.org"}
 
 
 def test_rebuild_gives_the_same_hits_as_incremental(tmp_path: Path) -> None:
@@ -638,6 +701,9 @@ def test_an_undated_message_is_in_no_date_range(index: Fulltext) -> None:
         assert total == 0, query
     kept, _ = index.search("x86 -d:1970-01-01..1970-12-31")
     assert [hit.message_id for hit in kept] == ["fair@example.cn"]
+    # inside an OR or a group too, where ranges run as sets
+    assert index.search("x86 (d:1970 OR d:..2099-01-01 OR v:9)")[1] == 0
+    assert index.search("x86 NOT (d:1970 OR v:9)")[1] == 1
 
 
 def _many(tmp_path: Path) -> Fulltext:
@@ -700,3 +766,32 @@ def test_date_only_and_negated_searches_answer_exactly(
             assert [hit.message_id for hit in hits] == newest
         else:
             assert sorted(hit.message_id for hit in hits) == sorted(newest)
+
+
+BASES = ["frob", "is:reply", "d:2021-02", "d:2021-01-01..2021-01-20", "-is:patch"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(BASES),
+    st.sampled_from(BASES),
+    st.sampled_from(["OR", "AND", ""]),
+    st.booleans(),
+)
+def test_boolean_queries_agree_with_set_arithmetic(
+    many: Fulltext, first: str, second: str, operator: str, negate: bool
+) -> None:
+    """Every combination of two clauses, deletions included, is what sets say."""
+    left, right = found(many, first), found(many, second)
+    everything = found(many, "d:2020..2022")
+    expected = left | right if operator == "OR" else left & right
+    query = f"({first} {operator} {second})"
+    if negate:
+        query, expected = f"NOT {query}", everything - expected
+    assert found(many, query) == expected
+    assert set(ids(many, query, sort="relevance")) == expected
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
+    return _many(tmp_path_factory.mktemp("many"))

@@ -1,4 +1,4 @@
-"""The query language and text analysis (e2g.index.query): pure, no index needed."""
+"""The query language (e2g.index.query) and text analysis (e2g.index.analysis): pure, no index needed."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from e2g.errors import QueryError
+from e2g.index import analysis
 from e2g.index import query as ql
 from e2g.index.query import (
     DateRange,
@@ -38,6 +39,8 @@ from e2g.index.query import (
         ("is:patch", KindIs("patch")),
         ("is:Cover", KindIs("cover")),
         ("v:2", VersionIs(2)),
+        ("has:diff", ql.Has("diff")),
+        ("has:DIFF", ql.Has("diff")),
         ("mm:", Match(Field.TEXT, "mm:")),
         ("net-next", Match(Field.TEXT, "net-next")),
         ("S:Slab", Match(Field.SUBJECT, "Slab")),
@@ -103,6 +106,7 @@ def test_a_hyphen_inside_a_word_is_not_negation() -> None:
         ('a"b"', 'unexpected "'),
         ('""', "needs a value"),
         ("!!!", "no letters or digits"),
+        ("has:attachment", "unknown has:attachment; expected one of diff"),
         ("x " * 70, "too many terms"),
         ("x" * 3000, "query too long"),
     ],
@@ -145,13 +149,13 @@ def test_parser_raises_only_query_error_on_any_text(text: str) -> None:
 
 
 def test_fold_removes_case_and_accents() -> None:
-    assert ql.fold("José PÉREZ") == "jose perez"
+    assert analysis.fold("José PÉREZ") == "jose perez"
     # letters that are not base+accent (æ, ð) stay as they are, only lower-cased
-    assert ql.fold("Ævar Arnfjörð") == "ævar arnfjorð"
+    assert analysis.fold("Ævar Arnfjörð") == "ævar arnfjorð"
 
 
 def test_word_tokens_keep_compounds_and_subsystem_prefixes() -> None:
-    tokens = list(ql.word_tokens("[PATCH v2] mm/slab: fix io_uring net-next"))
+    tokens = list(analysis.word_tokens("[PATCH v2] mm/slab: fix io_uring net-next"))
     words = [word for _, word in tokens]
     for expected in ["mm/slab", "mm", "slab", "mm/slab:", "mm:", "io_uring", "io"]:
         assert expected in words
@@ -164,13 +168,13 @@ def test_word_tokens_keep_compounds_and_subsystem_prefixes() -> None:
 
 
 def test_query_words_keep_the_colon() -> None:
-    assert ql.query_words("mm:") == ["mm:"]
-    assert ql.query_words("IO_uring") == ["io_uring"]
-    assert ql.phrase_words("Use-After free") == ["use", "after", "free"]
+    assert analysis.query_words("mm:") == ["mm:"]
+    assert analysis.query_words("IO_uring") == ["io_uring"]
+    assert analysis.phrase_words("Use-After free") == ["use", "after", "free"]
 
 
 def test_author_tokens() -> None:
-    tokens = ql.author_tokens("José Pérez", "Jose.Perez@Example.ORG")
+    tokens = analysis.author_tokens("José Pérez", "Jose.Perez@Example.ORG")
     assert tokens == [
         "jose",
         "perez",
@@ -181,7 +185,7 @@ def test_author_tokens() -> None:
 
 
 def test_path_tokens_have_every_directory_prefix() -> None:
-    assert ql.path_tokens(["drivers/net/tun.c", "./mm/slab.c"]) == [
+    assert analysis.path_tokens(["drivers/net/tun.c", "./mm/slab.c"]) == [
         "drivers/",
         "drivers/net/",
         "drivers/net/tun.c",
@@ -193,7 +197,7 @@ def test_path_tokens_have_every_directory_prefix() -> None:
 
 
 def test_list_tokens() -> None:
-    assert ql.list_tokens(["IO-uring.vger.kernel.org"]) == [
+    assert analysis.list_tokens(["IO-uring.vger.kernel.org"]) == [
         "io-uring.vger.kernel.org",
         "io-uring",
     ]
@@ -206,3 +210,123 @@ def test_list_tokens() -> None:
 def test_a_colon_in_text_is_not_a_prefix(text: str) -> None:
     """A subsystem and a space, a URL, a quoted phrase, a time: searched as text."""
     assert parse_query(text).clauses
+
+
+# --- OR, AND, NOT and parentheses -----------------------------------------------------
+
+ETHTOOL = Match(Field.TEXT, "ethtool")
+ALICE = Match(Field.TEXT, "alice")
+
+
+@pytest.mark.parametrize(
+    ("text", "clauses"),
+    [
+        ("ethtool OR alice", (ql.Or((ETHTOOL, ALICE)),)),
+        ("ethtool AND alice", (ETHTOOL, ALICE)),
+        ("ethtool alice", (ETHTOOL, ALICE)),  # AND is implied
+        ("NOT is:reply", (Not(KindIs("reply")),)),
+        ("-is:reply", (Not(KindIs("reply")),)),
+        ("NOT NOT ethtool", (ETHTOOL,)),
+        ("ethtool or alice", (ETHTOOL, Match(Field.TEXT, "or"), ALICE)),
+        ("ethtool and", (ETHTOOL, Match(Field.TEXT, "and"))),
+        (
+            "s:mm AND (f:alice OR f:bob)",
+            (
+                Match(Field.SUBJECT, "mm"),
+                ql.Or((Match(Field.FROM, "alice"), Match(Field.FROM, "bob"))),
+            ),
+        ),
+        # NOT binds tighter than AND, which binds tighter than OR
+        (
+            "ethtool alice OR NOT v:2",
+            (ql.Or((ql.And((ETHTOOL, ALICE)), Not(VersionIs(2)))),),
+        ),
+        ("-(ethtool OR alice)", (Not(ql.Or((ETHTOOL, ALICE))),)),
+        ("NOT (ethtool alice)", (Not(ql.And((ETHTOOL, ALICE))),)),
+        ("(ethtool (alice))", (ETHTOOL, ALICE)),  # a group in a join is flattened
+        ("a OR (b OR c)", (ql.Or(tuple(Match(Field.TEXT, w) for w in "abc")),)),
+        ("kmalloc() OR alice", (ql.Or((Match(Field.TEXT, "kmalloc()"), ALICE)),)),
+        ("(f:alice)", (Match(Field.FROM, "alice"),)),
+        ("NOTE ORACLE", (Match(Field.TEXT, "NOTE"), Match(Field.TEXT, "ORACLE"))),
+        ('"a OR b"', (Match(Field.TEXT, "a OR b", phrase=True),)),
+    ],
+)
+def test_boolean_operators_and_groups(text: str, clauses: tuple[object, ...]) -> None:
+    assert parse_query(text).clauses == clauses
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ethtool OR", "OR needs a term after it (at column 9)"),
+        ("OR ethtool", "OR needs a term before it (at column 1)"),
+        ("ethtool AND", "AND needs a term after it (at column 9)"),
+        ("ethtool AND OR alice", "AND needs a term after it (at column 9)"),
+        ("ethtool NOT", "NOT needs a term after it (at column 9)"),
+        ("(ethtool OR alice", "unbalanced '(': it is never closed (at column 1)"),
+        ("s:mm (f:alice OR f:bob", "unbalanced '(': it is never closed (at column 6)"),
+        ("ethtool OR alice)", "unbalanced ')': no '(' before it (at column 17)"),
+        (") ethtool", "unbalanced ')': no '(' before it (at column 1)"),
+        ("ethtool ()", "empty parentheses (at column 9)"),
+        ("(ethtool OR)", "OR needs a term after it (at column 10)"),
+        ("s:(mm OR net)", "s: takes a word or a quoted phrase, not a group"),
+        ("(" * 17 + "a" + ")" * 17, "parentheses nested too deeply (at most 16)"),
+        ("ethtool -)", "'-' must be followed by a term to exclude"),
+    ],
+)
+def test_bad_boolean_queries_say_what_and_where(text: str, message: str) -> None:
+    with pytest.raises(QueryError) as raised:
+        parse_query(text)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_nesting_up_to_the_bound_parses() -> None:
+    deepest = "(" * ql.MAX_NESTING + "a" + ")" * ql.MAX_NESTING
+    assert parse_query(deepest).clauses == (Match(Field.TEXT, "a"),)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 5000,
+        ")" * 5000,
+        "-(" * 900,
+        "NOT " * 400 + "a",
+        "(a OR " * 300 + "b" + ")" * 300,
+    ],
+)
+def test_hostile_nesting_is_a_clear_error_or_a_query(text: str) -> None:
+    """No recursion blow-up on untrusted queries: one clear error, or a query."""
+    try:
+        parse_query(text[: ql.MAX_QUERY])
+    except QueryError as error:
+        assert "\n" not in str(error)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["(", ")", "-(", "OR", "AND", "NOT", "or", "a", "s:b", "-c", "d:2019", " "]
+        ),
+        max_size=30,
+    )
+)
+def test_boolean_parser_raises_only_query_error(pieces: list[str]) -> None:
+    text = " ".join(pieces)
+    try:
+        parsed = parse_query(text)
+    except QueryError as error:
+        assert "(at column " in str(error) or "empty query" in str(error)
+        return
+    assert parsed.clauses
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('()- ORANDTab:"s\t')), max_size=60))
+def test_parser_raises_only_query_error_on_operator_soup(text: str) -> None:
+    try:
+        parse_query(text)
+    except QueryError:
+        pass

@@ -312,7 +312,7 @@ def test_an_index_child_that_keeps_dying_ends_the_run_with_code_3_and_one_line(
     # The next run (nothing new to read) brings the index level, and search agrees.
     again = _run(_command(data, "-q", "ingest", str(archives.cross)))
     assert (again.returncode, again.stderr) == (0, "")
-    total, warning = _search_total(data, "is:patch")
+    total, warning = _search_total(data, "has:diff")
     assert warning == ""
     assert total == _state(data).counts[1]
 
@@ -347,7 +347,7 @@ def test_searches_during_an_ingest_then_ctrl_c_then_search_finds_everything_kept
     # index only grows, and what it says it lacks is said).
     totals = []
     while _rows(data) < 4000 and process.poll() is None:
-        result = api_core.search(data_settings := settings, "is:patch", limit=1)
+        result = api_core.search(data_settings := settings, "has:diff", limit=1)
         assert result.index_lag == 0 or "ingest is running" in (result.note or "")
         totals.append(result.total)
         time.sleep(0.1)
@@ -360,10 +360,10 @@ def test_searches_during_an_ingest_then_ctrl_c_then_search_finds_everything_kept
     kept = _rows(data)
     assert 0 < kept < MESSAGES
     # The search brings the index level first (a small gap), and says nothing.
-    total, warning = _search_total(data, "is:patch")
+    total, warning = _search_total(data, "has:diff")
     assert warning == ""
     state = _state(data)
-    assert total == state.counts[1] == api_core.search(data_settings, "is:patch").total
+    assert total == state.counts[1] == api_core.search(data_settings, "has:diff").total
     assert state.index_ids == state.store_ids
 
 

@@ -187,6 +187,50 @@ def test_search_sees_ingested_messages(settings, write_mbox):
     assert [hit.message_id for hit in hits] == ["msg1@example.org"]
 
 
+def test_is_patch_finds_postings_and_has_diff_finds_replies_with_one(
+    settings, write_mbox
+):
+    """A reply that carries a fix-up diff is a reply, not a posting; has:diff finds
+    every message with a diff. Ingested and reindexed alike."""
+    archive = write_mbox(
+        "diffs.mbox",
+        [
+            mail(1, subject="[PATCH] mm: fix frob leak", body=patch_body(1)),
+            mail(
+                2,
+                subject="Re: [PATCH] mm: fix frob leak",
+                body="How about this instead?\n\n" + patch_body(5),
+                in_reply_to="msg1@example.org",
+            ),
+            mail(
+                3,
+                subject="Re: [PATCH] mm: fix frob leak",
+                body="> -\treturn 1;\n> +\treturn 2;\n\nQuoted, no diff of mine.\n",
+                in_reply_to="msg1@example.org",
+            ),
+            mail(
+                4,
+                subject="[PATCH 2/2] mm: frob more",
+                body=patch_body(7),
+                in_reply_to="msg1@example.org",
+            ),
+        ],
+    )
+    _ingest(settings, archive)
+
+    def found(query: str) -> list[str]:
+        hits = api_core.search(settings, query, limit=100).hits
+        return sorted(hit.message_id.removesuffix("@example.org") for hit in hits)
+
+    for _ in ("ingested", "reindexed"):
+        assert found("is:patch") == ["msg1", "msg4"]
+        assert found("is:reply") == ["msg2", "msg3"]
+        assert found("has:diff") == ["msg1", "msg2", "msg4"]
+        assert found("has:diff is:reply") == ["msg2"]
+        assert found("frob -has:diff") == ["msg3"]
+        api_core.reindex(settings)
+
+
 def test_reindex_gives_the_same_hits(settings, write_mbox):
     _ingest(
         settings,

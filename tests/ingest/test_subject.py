@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.mail.subject import parse_subject, subject_key
+from e2g.mail.subject import parse_subject, search_kind, subject_key
+from e2g.model import Kind
 
 
 @pytest.mark.parametrize(
@@ -135,3 +136,20 @@ def test_idempotent_on_title(pieces: list[str]) -> None:
     if "[" not in info.title:
         assert again.key == info.key
         assert again.title == info.title
+
+
+@pytest.mark.parametrize(
+    ("kind", "subject", "searched"),
+    [
+        (Kind.PATCH, "[PATCH 2/7] mm: fix frob", Kind.PATCH),
+        (Kind.PATCH, "Re: [PATCH 2/7] mm: fix frob", Kind.REPLY),
+        (Kind.PATCH, "AW: [PATCH] mm: fix frob", Kind.REPLY),
+        (Kind.REPLY, "Re: [PATCH] mm: fix frob", Kind.REPLY),
+        (Kind.COVER, "[PATCH 0/7] mm: frob", Kind.COVER),
+        (Kind.PULL, "Re: [GIT PULL] frob fixes", Kind.PULL),
+    ],
+)
+def test_a_patch_sent_as_a_reply_is_searched_as_a_reply(
+    kind: Kind, subject: str, searched: Kind
+) -> None:
+    assert search_kind(kind, subject) is searched

@@ -183,6 +183,33 @@ def test_bad_query_is_400(client):
     assert error_of(response)["code"] == "bad-query"
 
 
+def search_ids(client, query):
+    body = client.get("/api/v1/search", params={"q": query, "limit": 100}).json()
+    assert body["total"] == len(body["hits"])
+    return {hit["message_id"] for hit in body["hits"]}
+
+
+def test_search_or_and_parentheses_as_the_cli(client):
+    carol, eve = search_ids(client, "f:carol"), search_ids(client, "f:eve")
+    assert carol == {"late-1@example.org"}
+    assert eve == {"evil-1@example.org", "evil-pull@example.org"}
+    assert search_ids(client, "f:carol OR f:eve") == carol | eve
+    assert search_ids(client, "f:carol or f:eve") == set()  # `or` is a word
+    assert search_ids(client, "(f:carol OR f:eve) -is:reply") == eve
+    assert search_ids(client, "s:frob AND NOT (f:eve OR is:reply)") == {
+        "patch-v1@example.org",
+        "patch-v2@example.org",
+    }
+
+
+def test_unbalanced_parenthesis_is_a_bad_query(client):
+    response = client.get("/api/v1/search", params={"q": "(f:carol OR f:eve"})
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "bad-query"
+    assert "unbalanced '(': it is never closed (at column 1)" in error["message"]
+
+
 def test_stats(client):
     body = client.get("/api/v1/stats").json()
     assert body["by"] == "dir"

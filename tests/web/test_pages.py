@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -149,6 +150,17 @@ def test_search_page(client):
     assert "hits" not in empty
     bad = page(client, '/search?q=s:"unclosed', status=400)
     assert 'class="error"' in bad
+
+
+def test_search_page_takes_or_and_parentheses(client):
+    text = page(client, "/search?q=" + quote("(f:carol OR f:bob) -is:patch"))
+    assert 'href="/thread/late-1@example.org#focus"' in text
+    assert 'href="/thread/review-1@example.org#focus"' in text
+    assert "patch-v2@example.org#focus" not in text
+    bad = page(client, "/search?q=" + quote("f:carol OR"), status=400)
+    assert "OR needs a term after it (at column 9)" in bad
+    hint = page(client, "/search")
+    assert "<code>OR</code>" in hint and "<code>has:diff</code>" in hint
 
 
 def test_search_page_is_paged(client):

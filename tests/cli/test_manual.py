@@ -1,0 +1,88 @@
+"""`e2g help TOPIC` and shell completion: what a user types, in a new process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from e2g.cli.manual import QUERY
+from e2g.index import query as ql
+from tests.conftest import ROOT
+
+# As the installed `e2g` script runs: completion is keyed to the program's name.
+AS_E2G = "import sys; sys.argv[0] = 'e2g'; from e2g.cli.app import main; main()"
+
+
+def e2g(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", AS_E2G, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "E2G_PAGER": "cat", **(env or {})},
+        timeout=120,
+    )
+
+
+def test_help_query_prints_the_query_language() -> None:
+    shown = e2g("help", "query")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == QUERY.strip()
+    topics = e2g("help")
+    assert (topics.returncode, topics.stderr) == (0, "")
+    assert "query" in topics.stdout
+
+
+def test_an_unknown_help_topic_is_one_line_and_exit_2() -> None:
+    shown = e2g("help", "bogus")
+    assert shown.returncode == 2
+    assert shown.stdout == ""
+    assert shown.stderr.startswith("e2g: error: ")
+    assert "no help topic 'bogus'; topics: query" in shown.stderr
+    assert shown.stderr.count("\n") == 1
+
+
+def test_the_query_page_names_every_prefix_and_value() -> None:
+    for name in ql.PREFIXES:
+        assert f"{name}:" in QUERY, name
+    for value in (*ql.KINDS, *ql.FEATURES, "OR", "AND", "NOT"):
+        assert value in QUERY, value
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Query language", 1)[1].split("\n## ", 1)[0]
+    assert "e2g help query" in section
+    for name in ("s:", "f:", "file:", "list:", "d:", "is:", "has:", "v:"):
+        assert f"`{name}" in section, name
+
+
+def test_completion_script_and_answers() -> None:
+    # the script for the shell typer detects (bash, zsh, fish or PowerShell)
+    script = e2g("--show-completion")
+    assert script.returncode == 0, script.stderr
+    assert "_E2G_COMPLETE" in script.stdout and "e2g" in script.stdout
+    assert "--install-completion" in e2g("-h").stdout
+    commands = e2g(
+        env={
+            "_E2G_COMPLETE": "complete_bash",
+            "COMP_WORDS": "e2g sea",
+            "COMP_CWORD": "1",
+        }
+    )
+    assert commands.stdout.split() == ["search"]
+    options = e2g(
+        env={
+            "_E2G_COMPLETE": "complete_bash",
+            "COMP_WORDS": "e2g search --thr",
+            "COMP_CWORD": "2",
+        }
+    )
+    assert options.stdout.split() == ["--thread"]
+    topics = e2g(
+        env={
+            "_E2G_COMPLETE": "complete_bash",
+            "COMP_WORDS": "e2g he",
+            "COMP_CWORD": "1",
+        }
+    )
+    assert topics.stdout.split() == ["help"]
