@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> typer.Typer:
     """`e2g.cli.app.app`, the typer application, built when first asked for."""
     if name == "app":
-        from e2g.cli.commands import app
+        from e2g.cli.commands import build
 
-        return app
+        return build()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -50,14 +50,16 @@ def main() -> None:
     from typer._click.exceptions import UsageError
 
     from e2g.cli import output
-    from e2g.cli.argv import reorder
-    from e2g.cli.commands import app, command_names
+    from e2g.cli.argv import command_of, reorder
+    from e2g.cli.commands import COMMANDS, build
     from e2g.errors import E2gError
 
     output.tolerate_unencodable()
     try:
         # Not standalone: a usage error comes back here, to be said in one line.
-        code = app(args=reorder(sys.argv[1:], command_names()), standalone_mode=False)
+        args = reorder(sys.argv[1:], frozenset(COMMANDS))
+        app = build(command_of(args, frozenset(COMMANDS)))
+        code = app(args=args, standalone_mode=False)
     except UsageError as err:
         _usage_error(err)
     except E2gError as err:

@@ -1,16 +1,19 @@
 """The typer application: the global options, logging set-up, and the command table.
 
-Built on first use by `e2g.cli.app.main()`, never by the import of `e2g.cli.app`: a
-light command (`e2g --version`) pays for neither typer nor the commands' modules.
-Each command module imports `e2g.api` inside its commands, so building this app costs
-typer and the command modules alone; the store, the index and the matcher load with
-the one command that needs them.
+Built by `e2g.cli.app.main()`, never by the import of `e2g.cli.app`: a light command
+(`e2g --version`) pays for neither typer nor the commands' modules. A command line
+that names a command gets an app with that command's module alone (typer turns every
+registered command's signature into click options on each run); help and errors
+without a command get them all. Command modules import `e2g.api` inside their
+commands, so the store, the index and the matcher load with the command that needs
+them.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from functools import cache
 from importlib import import_module
 from pathlib import Path
 from typing import Annotated
@@ -20,19 +23,19 @@ import typer
 from e2g import __version__
 from e2g.cli.context import State
 
-# The modules under e2g.cli whose `register(app)` adds their commands, in help order.
-# To add a command, add its module here; an optional one (e2g.cli.web, the `web`
-# extra) is skipped when its module is missing.
-COMMAND_MODULES = ("ingest", "search", "link", "web")
-
-app = typer.Typer(
-    name="e2g",
-    help="Where was this commit reviewed? Link git commits to the mailing-list messages that carried them.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# Every command, and the module under e2g.cli whose `register(app)` adds it, in help
+# order. To add a command, add its line here. An optional module (e2g.cli.web, with
+# the `web` extra) is skipped when it is missing.
+COMMANDS = {
+    "ingest": "ingest",
+    "reindex": "ingest",
+    "optimize": "ingest",
+    "search": "search",
+    "link": "link",
+    "match": "link",
+    "stats": "link",
+    "serve": "web",
+}
 
 
 def _version(value: bool) -> None:
@@ -41,7 +44,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def global_options(
     ctx: typer.Context,
     data_dir: Annotated[
@@ -99,8 +101,20 @@ def global_options(
             logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def _register() -> None:
-    for name in COMMAND_MODULES:
+@cache
+def build(command: str | None = None) -> typer.Typer:
+    """The app with `command`'s module registered, or with every module for None."""
+    app = typer.Typer(
+        name="e2g",
+        help="Where was this commit reviewed? Link git commits to the mailing-list messages that carried them.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(global_options)
+    modules = COMMANDS.values() if command is None else [COMMANDS[command]]
+    for name in dict.fromkeys(modules):
         try:
             module = import_module(f"e2g.cli.{name}")
         except ModuleNotFoundError as err:
@@ -108,14 +122,4 @@ def _register() -> None:
                 continue
             raise
         module.register(app)
-
-
-_register()
-
-
-def command_names() -> frozenset[str]:
-    """The names of the registered commands (for putting options where typer wants them)."""
-    return frozenset(
-        command.name or getattr(command.callback, "__name__", "")
-        for command in app.registered_commands
-    )
+    return app

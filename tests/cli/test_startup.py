@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from e2g import __version__
+from e2g.cli.commands import COMMANDS, build
 
 # Never needed to print the version or to build the command line parser.
 HEAVY = ("typer", "whoosh", "git", "e2g.api", "e2g.index", "e2g.matcher", "e2g.model")
@@ -61,6 +63,42 @@ def test_version_answers_without_typer_as_typer_would() -> None:
 
 def test_the_command_table_loads_no_store_index_or_matcher() -> None:
     # typer, yes; the modules one command needs come with that command.
-    modules = _imported_by("import e2g.cli.commands")
+    modules = _imported_by("from e2g.cli.commands import build\nbuild()")
     assert "typer" in modules
     assert not _heavy(modules, tuple(name for name in HEAVY if name != "typer"))
+
+
+def test_the_table_names_every_registered_command() -> None:
+    # reorder() and the one-module app rely on COMMANDS: a command registered
+    # without its line there would be found only by `e2g -h`.
+    registered = {command.name for command in build().registered_commands}
+    assert registered == set(COMMANDS)
+    assert {command.name for command in build("match").registered_commands} == {
+        "link",
+        "match",
+        "stats",
+    }
+
+
+def test_a_named_command_loads_its_module_alone(tmp_path: Path) -> None:
+    code = (
+        "from e2g.cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    args = ("--data-dir", str(tmp_path), "link", "-C", str(tmp_path / "none"), "HEAD")
+    modules = _imported_by(code, *args)
+    assert "e2g.cli.link" in modules
+    assert not _heavy(modules, ("whoosh", "e2g.cli.search", "e2g.cli.ingest"))
+
+
+def test_help_before_a_command_is_the_help_of_e2g() -> None:
+    whole = subprocess.run(
+        [sys.executable, "-m", "e2g", "-h"], capture_output=True, text=True, check=True
+    ).stdout
+    before = subprocess.run(
+        [sys.executable, "-m", "e2g", "-h", "link"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert before == whole
+    assert all(name in whole for name in COMMANDS)
