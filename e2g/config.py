@@ -20,7 +20,6 @@ below receives a Settings value.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +65,8 @@ def _config_file(env: Mapping[str, str], home: Path) -> Path:
 def _read_config(path: Path) -> dict[str, object]:
     if not path.is_file():
         return {}
+    import tomllib  # here: most starts have no config file to parse
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

@@ -208,3 +208,25 @@ def test_small_run_against_notmuch_gives_a_ratio(tmp_path: Path) -> None:
     assert result["ratio"] == pytest.approx(
         result["e2g_messages_per_second"] / result["notmuch_messages_per_second"]
     )
+
+
+def test_startup_prints_every_figure_next_to_its_target() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "startup.py"), "--rounds", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for label in (
+        "python3 -c pass",
+        "e2g --version",
+        "e2g link REV --json",
+        "e2g search QUERY",
+        "import e2g.cli.app",
+    ):
+        (line,) = [line for line in lines if line.startswith(label)]
+        assert "ms" in line
+    assert "<60ms" in result.stdout and "<150ms" in result.stdout

@@ -9,7 +9,6 @@ back. Results are values; their JSON shapes are `e2g.render`'s.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -143,7 +142,10 @@ def match(  # noqa: PLR0913 - options are keyword-only
         summary.unweighed = store.meta(WEIGHTS_PENDING_KEY) == "1"
     if max_seq == 0:
         raise no_mail(settings)
-    jobs = jobs if jobs > 0 else min(2, multiprocessing.cpu_count())
+    if jobs <= 0:
+        import multiprocessing  # here: `e2g link` starts no process
+
+        jobs = min(2, multiprocessing.cpu_count())
     with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
         done = set() if redo else writer.done(max_seq=max_seq)
         todo = [

@@ -17,6 +17,7 @@ _VALUED = frozenset({"--data-dir"})
 # The commands that take `-C/--repo`, and the option's spellings.
 _REPO_COMMANDS = frozenset({"link", "match", "stats", "serve"})
 _REPO = frozenset({"-C", "--repo"})
+_HELP = frozenset({"-h", "--help"})
 
 
 def reorder(argv: Sequence[str], commands: frozenset[str]) -> list[str]:
@@ -31,6 +32,15 @@ def reorder(argv: Sequence[str], commands: frozenset[str]) -> list[str]:
         repo, head = _take(head, is_flag=_never, valued=_REPO)
     globals_, kept = _take(tail, is_flag=_is_flag, valued=_VALUED)
     return [*head, *globals_, command, *repo, *kept]
+
+
+def command_of(argv: Sequence[str], commands: frozenset[str]) -> str | None:
+    """The command `argv` names (after its global options), if any; None also when
+    help is asked for before it (`e2g -h link` is the help of e2g, not of link)."""
+    head, rest = _split_at_command(list(argv), commands)
+    if not rest or _HELP & set(head):
+        return None
+    return rest[0]
 
 
 def _split_at_command(

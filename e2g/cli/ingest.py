@@ -7,11 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from e2g.api import core as api
 from e2g.cli import output
 from e2g.cli.context import options
 from e2g.errors import IndexBehind, Interrupted
-from e2g.render import ingest_json
 
 if TYPE_CHECKING:
     from e2g.ingest.pipeline import IngestReport, Progress
@@ -85,6 +83,9 @@ def ingest(
     ] = False,
 ) -> None:
     """Read mailing-list archives into the store (idempotent, incremental, resumable)."""
+    from e2g.api import core as api
+    from e2g.render import ingest_json
+
     settings = options(ctx).settings(index_bodies=index_bodies or None)
     quiet = options(ctx).quiet
 
@@ -161,6 +162,8 @@ def _progress_text(event: Progress, total: int | None) -> str:
 
 def reindex(ctx: typer.Context) -> None:
     """Rebuild the full-text index from the store alone."""
+    from e2g.api import core as api
+
     settings = options(ctx).settings()
     with output.ProgressBar("reindex", enabled=not options(ctx).quiet) as bar:
         count = api.reindex(
@@ -176,6 +179,8 @@ def optimize(ctx: typer.Context) -> None:
 
     Ingest writes the index in large segments it never rewrites, so its cost stays
     bounded at any size; this pays the merge once (minutes at a million messages)."""
+    from e2g.api import core as api
+
     settings = options(ctx).settings()
     with output.ProgressBar("optimize", enabled=not options(ctx).quiet):
         before, after = api.optimize(settings)

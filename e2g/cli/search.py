@@ -7,10 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from e2g.api import core as api
 from e2g.cli import output
 from e2g.cli.context import NOTHING_FOUND, ExitCode, options
-from e2g.render import hit_json
 
 if TYPE_CHECKING:
     from e2g.index.fulltext import SearchHit
@@ -68,6 +66,9 @@ def search(  # noqa: PLR0913 - the command's options
     exit_code: ExitCode = False,
 ) -> None:
     """Search every list in the store; newest first."""
+    from e2g.api import core as api
+    from e2g.render import hit_json
+
     settings = options(ctx).settings()
     result = api.search(
         settings, " ".join(query), limit=limit, offset=offset, sort=str(sort)

@@ -6,8 +6,6 @@ serving it need not be.
 
 from __future__ import annotations
 
-import errno
-import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -81,6 +79,9 @@ def _check_can_serve(
 ) -> None:
     """Refuse at start, in one line, what would otherwise fail on every page: no
     mail to serve, no git repository for the commit pages, a port already taken."""
+    import errno
+    import socket
+
     from e2g.api.core import no_mail, open_store
     from e2g.git.repo import Repo
 

@@ -1,6 +1,6 @@
 """The only module that runs git: repository discovery, revisions, and commits.
 
-GitPython finds the repository (searching parent directories as git does). Commits are
+`git rev-parse` finds the repository (searching parent directories). Commits are
 read through one streaming commit reader (CommitReader: one long-lived
 `git diff-tree --stdin` that reads batch after batch) for link, match and
 benchmarks alike; never one process per commit. The stream is split on NUL-framed sentinels that cannot occur in a commit
@@ -25,8 +25,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, NoReturn
-
-import git
 
 from e2g.errors import RepoError, UnknownCommit
 from e2g.mail.patch import (
@@ -98,6 +96,16 @@ _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
 
 
+def _common_dir(git_dir: Path) -> Path:
+    """Where a linked work tree's repository keeps what all its work trees share
+    (objects, refs, `shallow`): the git dir itself unless its `commondir` says."""
+    try:
+        text = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    return (git_dir / text).resolve()
+
+
 class Repo:
     """A git repository: resolve revisions, list commits, read them with their diffs."""
 
@@ -108,23 +116,38 @@ class Repo:
 
     @classmethod
     def open(cls, path: Path) -> Repo:
-        """The repository at `path` or its nearest parent, bare or not."""
+        """The repository at `path` or its nearest parent, bare or not.
+
+        Found by git itself, in one `git rev-parse`: importing GitPython to find it
+        took longer than the rest of `e2g link` (benchmarks/startup.py)."""
+        if not path.exists():
+            raise RepoError(f"no such directory: {path}")
+        command = [
+            "git",
+            "-C",
+            str(path),
+            "rev-parse",
+            "--absolute-git-dir",
+            "--is-bare-repository",
+            "--is-inside-work-tree",
+            "--show-cdup",  # not --show-toplevel: it fails outside a work tree
+        ]
         try:
-            found = git.Repo(path, search_parent_directories=True)
-        except git.NoSuchPathError as error:
-            raise RepoError(f"no such directory: {path}") from error
-        except git.InvalidGitRepositoryError as error:
-            raise RepoError(f"not a git repository: {path} (or any parent)") from error
-        git_dir = Path(found.git_dir)
-        work_tree = found.working_tree_dir
-        # GitPython calls a bare repository without `core.bare = true` (a plain
-        # `git init --bare` copy, a mirror) non-bare, with its parent as work tree:
-        # a work tree is real only if it holds the .git we found.
-        if work_tree is None or not (Path(work_tree) / ".git").exists():
-            root = git_dir
+            found = subprocess.run(command, capture_output=True, check=False)
+        except FileNotFoundError as error:
+            raise RepoError("git not found on PATH") from error
+        lines = found.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if found.returncode != 0 or len(lines) < 3:
+            raise RepoError(f"not a git repository: {path} (or any parent)")
+        git_dir = Path(lines[0])
+        bare, in_work_tree = lines[1] == "true", lines[2] == "true"
+        if in_work_tree:
+            root = (path / (lines[3] if len(lines) > 3 else "")).resolve()
+        elif not bare and git_dir.name == ".git":  # `path` is inside the .git
+            root = git_dir.parent
         else:
-            root = Path(work_tree)
-        return cls(root=root, git_dir=git_dir, common_dir=Path(found.common_dir))
+            root = git_dir
+        return cls(root=root, git_dir=git_dir, common_dir=_common_dir(git_dir))
 
     @property
     def root(self) -> Path:

@@ -30,13 +30,11 @@ message).
 
 from __future__ import annotations
 
-import multiprocessing.util
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from e2g import processes
 from e2g.git.repo import CommitReader, Repo
 from e2g.index.link_writer import LinkRows, link_rows
 from e2g.mail.patch import Lines, diff_lines
@@ -176,6 +174,8 @@ _WORKER: _Worker | None = None
 def _worker_start(job: Job) -> None:
     global _WORKER
     _WORKER = _Worker(job)
+    import multiprocessing.util  # here: `e2g link` matches without a process pool
+
     # Run when the pool's worker exits normally: git then sees the end of its input.
     multiprocessing.util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
 
@@ -221,6 +221,8 @@ def results(
         finally:
             worker.close()
         return
+    from e2g import processes
+
     with processes.context().Pool(
         jobs, initializer=_worker_start, initargs=(job,)
     ) as pool:

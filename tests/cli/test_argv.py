@@ -10,12 +10,38 @@ from pathlib import Path
 
 import pytest
 
-from e2g.cli.argv import reorder
+from e2g.cli.argv import command_of, reorder
 from tests.conftest import BASE_DATE, SAMPLE, mail, patch_body, sample_repo
 
 COMMANDS = frozenset(
-    {"ingest", "link", "match", "optimize", "reindex", "search", "serve", "stats"}
+    {
+        "help",
+        "ingest",
+        "link",
+        "match",
+        "optimize",
+        "reindex",
+        "search",
+        "serve",
+        "stats",
+    }
 )
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["link", "HEAD"], "link"),
+        (["-q", "--data-dir", "link", "match", "A..B"], "match"),  # a value, then it
+        (["--data-dir=d", "-vv", "search", "x"], "search"),
+        (["-h", "link"], None),  # the help of e2g
+        (["link", "-h"], "link"),
+        (["HEAD"], None),
+        ([], None),
+    ],
+)
+def test_command_of(argv: list[str], command: str | None) -> None:
+    assert command_of(argv, COMMANDS) == command
 
 
 @pytest.mark.parametrize(

@@ -160,6 +160,19 @@ def test_open_outside_a_repository(tmp_path: Path) -> None:
         Repo.open(tmp_path / "missing")
 
 
+def test_open_from_inside_the_git_dir_and_from_a_linked_work_tree(
+    history, tmp_path: Path
+) -> None:
+    assert Repo.open(repo_path(history) / ".git").root == repo_path(history)
+    linked = tmp_path / "linked"
+    run_git(repo_path(history), "worktree", "add", "-q", "--detach", str(linked))
+    repo = Repo.open(linked)
+    assert repo.root == linked
+    assert repo.shallow_boundary() == frozenset()
+    (commit,) = list(repo.commits([str(history["rename"])]))
+    assert commit.patch.patch_id == read(history, "rename").patch.patch_id
+
+
 def test_unborn_head_has_no_commits(tmp_path: Path) -> None:
     run_git(tmp_path, "init", "-q")
     repo = Repo.open(tmp_path)

@@ -1,0 +1,182 @@
+"""Start-up cost of e2g: whole-process wall times, medians of many runs.
+
+Builds the bundled sample in a temporary directory (clone sample-mbox/sample-repo.bundle,
+ingest sample-mbox/frob-devel.mbox) unless --data-dir/--repo are given, byte-compiles
+e2g as installing it would, then times, as child processes and one after the other
+in each round (so that load from other users is shared alike):
+
+- `python3 -c pass` (the reference: Python itself);
+- `e2g --version` (the lightest command);
+- `e2g link REV --json` and `e2g search QUERY` (end to end);
+- the import of `e2g.cli.app`, measured inside a child (`time.perf_counter()` around it).
+
+Prints the median and the spread of each, next to the targets of issue 15.
+`--baseline DIR` also times another checkout (PYTHONPATH=DIR) in the same rounds,
+alternating, so that before and after are measured in the same minute.
+
+    python benchmarks/startup.py [--rounds 30] [--baseline /path/to/old/checkout]
+    python benchmarks/startup.py --data-dir DATA --repo REPO --rev SHA --query 'io_uring'
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample-mbox"
+# Whole-process targets from issue 15, in seconds (None: no target, a reference).
+TARGETS: dict[str, float | None] = {
+    "python3 -c pass": None,
+    "e2g --version": 0.060,
+    "e2g link REV --json": 0.150,
+    "e2g search QUERY": 0.150,
+    "import e2g.cli.app": None,
+}
+IMPORT_APP = (
+    "import time; t = time.perf_counter(); import e2g.cli.app; "
+    "print(time.perf_counter() - t)"
+)
+
+
+def build_sample(root: Path) -> tuple[Path, Path, str]:
+    """(data dir, repo, demo commit) of the bundled sample, built under `root`."""
+    repo = root / "repo"
+    data = root / "data"
+    subprocess.run(
+        ["git", "clone", "-q", str(SAMPLE / "sample-repo.bundle"), str(repo)],
+        check=True,
+    )
+    subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(data), "-q", "ingest"]
+        + [str(SAMPLE / "frob-devel.mbox")],
+        check=True,
+        env=_env(ROOT),
+        stdout=subprocess.DEVNULL,
+    )
+    rev = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
+    return data, repo, str(rev)
+
+
+def _env(checkout: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(checkout)}
+
+
+def commands(data: Path, repo: Path, *, rev: str, query: str) -> dict[str, list[str]]:
+    """What each measured line runs; `e2g` is the console script's entry point."""
+    e2g = [sys.executable, "-c", "from e2g.cli.app import main; main()"]
+    data_dir = ["--data-dir", str(data)]
+    return {
+        "python3 -c pass": [sys.executable, "-c", "pass"],
+        "e2g --version": [*e2g, "--version"],
+        "e2g link REV --json": [
+            *e2g,
+            *data_dir,
+            "link",
+            "-C",
+            str(repo),
+            rev,
+            "--json",
+        ],
+        "e2g search QUERY": [*e2g, *data_dir, "search", query],
+        "import e2g.cli.app": [sys.executable, "-c", IMPORT_APP],
+    }
+
+
+def run_once(argv: list[str], checkout: Path) -> float:
+    """Seconds of wall time for one child (or the time it printed, for the import).
+
+    Run in `checkout`, as `python -c` puts the current directory first on sys.path."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        argv, env=_env(checkout), cwd=checkout, capture_output=True, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{argv} failed ({done.returncode}): {done.stderr.decode()}")
+    if argv[-1] == IMPORT_APP:
+        return float(done.stdout)
+    return elapsed
+
+
+def measure(
+    lines: dict[str, list[str]], checkouts: dict[str, Path], *, rounds: int
+) -> dict[tuple[str, str], list[float]]:
+    """Every line under every checkout once a round, alternating; one warm-up round."""
+    times: dict[tuple[str, str], list[float]] = {}
+    for number in range(rounds + 1):
+        for label, argv in lines.items():
+            for name, checkout in checkouts.items():
+                took = run_once(argv, checkout)
+                if number:
+                    times.setdefault((label, name), []).append(took)
+        print(f"round {number}/{rounds}", file=sys.stderr, end="\r")
+    print(file=sys.stderr)
+    return times
+
+
+def report(times: dict[tuple[str, str], list[float]], checkouts: list[str]) -> None:
+    """One line per figure; "over python" is the median less `python3 -c pass`'s, the
+    part e2g can change (Python's own start moves most with the machine's load)."""
+    floor = {
+        name: statistics.median(times["python3 -c pass", name]) for name in checkouts
+    }
+    print(
+        f"{'':22} {'checkout':>9} {'median':>9} {'p10..p90':>17} "
+        f"{'over python':>12} {'target':>8}"
+    )
+    for (label, name), values in times.items():
+        deciles = statistics.quantiles(values, n=10)
+        median = statistics.median(values)
+        target = TARGETS[label]
+        verdict = "" if target is None else ("ok" if median < target else "MISSED")
+        over = (
+            ""
+            if label.startswith(("python3", "import"))
+            else f"{(median - floor[name]) * 1000:+.1f}ms"
+        )
+        print(
+            f"{label:22} {name:>9} {median * 1000:7.1f}ms "
+            f"{deciles[0] * 1000:7.1f}..{deciles[-1] * 1000:5.1f}ms {over:>12} "
+            f"{'' if target is None else f'<{target * 1000:.0f}ms':>8} {verdict}"
+        )
+    if len(checkouts) > 1:
+        print(f"(checkouts measured alternately in each round: {', '.join(checkouts)})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--repo", type=Path)
+    parser.add_argument("--rev", help="a commit of --repo (default: HEAD)")
+    parser.add_argument("--query", default="frob")
+    parser.add_argument("--baseline", type=Path, help="another checkout to compare")
+    args = parser.parse_args()
+    checkouts = {"this": ROOT}
+    if args.baseline:
+        checkouts["baseline"] = args.baseline.resolve()
+    for checkout in checkouts.values():
+        # On a machine with PYTHONDONTWRITEBYTECODE set, every start would compile e2g.
+        compileall.compile_dir(checkout / "e2g", quiet=2)
+    with tempfile.TemporaryDirectory(prefix="e2g-startup-") as scratch:
+        if args.data_dir and args.repo:
+            data, repo, rev = args.data_dir, args.repo, args.rev or "HEAD"
+        else:
+            data, repo, rev = build_sample(Path(scratch))
+        lines = commands(data, repo, rev=rev, query=args.query)
+        report(measure(lines, checkouts, rounds=args.rounds), list(checkouts))
+
+
+if __name__ == "__main__":
+    main()
