@@ -21,6 +21,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from e2g.api.reverse import WayBack
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
@@ -88,6 +89,40 @@ def link_json(result: LinkResult) -> dict[str, object]:
             for r in result.rejected
         ],
         "note": result.note,
+    }
+
+
+def way_back_json(answer: WayBack) -> dict[str, object]:
+    """The stable JSON object of `e2g link MESSAGE-ID`: which commits applied it."""
+    series = answer.series
+    return {
+        "message_id": answer.message_id,
+        "subject": answer.subject,
+        "version": answer.version,
+        "status": answer.status,
+        "commits": [
+            {
+                "commit": commit.sha,
+                "repo": commit.repo,
+                "subject": commit.subject,
+                "date": commit.date.isoformat(),
+                "method": commit.method,
+                "score": commit.score,
+                "posting": commit.posting,
+                "posting_version": commit.posting_version,
+            }
+            for commit in answer.commits
+        ],
+        "note": answer.note or None,
+        "asked": answer.asked,
+        "series": None
+        if series is None
+        else {
+            "cover": series.cover,
+            "applied": series.applied,
+            "total": series.total,
+            "patches": [way_back_json(patch) for patch in series.patches],
+        },
     }
 
 

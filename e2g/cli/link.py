@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -10,10 +12,11 @@ import typer
 
 from e2g.cli import output
 from e2g.cli.context import NOTHING_FOUND, ExitCode, options
-from e2g.errors import OutputError
+from e2g.errors import E2gError, OutputError, UsageError
 
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
+    from e2g.api.reverse import WayBack
     from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
     from e2g.config import Settings
@@ -142,15 +145,20 @@ def _render_thread(result: LinkResult, settings: Settings) -> None:
             output.out()
 
 
-def link(
+def link(  # noqa: PLR0913 - one parameter per command-line option
     ctx: typer.Context,
-    rev: Annotated[
-        str,
-        typer.Argument(help="A commit: any revision git accepts.", show_default=False),
+    revs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Commits (any revision git accepts) or posted patches' Message-IDs "
+            "(<id>, id, or an archive URL); - reads them from stdin, one per line.",
+            show_default=False,
+        ),
     ],
     repo: RepoOption = Path(),
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the result as one JSON object.")
+        bool,
+        typer.Option("--json", help="Print each result as one JSON object (a line)."),
     ] = False,
     thread: Annotated[
         bool, typer.Option("--thread", help="Also print the discussion threads.")
@@ -158,22 +166,113 @@ def link(
     ignore_trailers: IgnoreTrailers = False,
     exit_code: ExitCode = False,
 ) -> None:
-    """Show the postings and threads that carried one commit."""
+    """Show the postings and threads that carried a commit, or the commit that
+    applied a posted patch."""
+    from e2g.api.reverse import message_argument
+
+    arguments = _arguments(revs)
+    settings = options(ctx).settings()
+    found_all, failure = True, 0
+    with contextlib.nullcontext() if as_json else output.paged():
+        for number, argument in enumerate(arguments):
+            if number and not as_json:
+                output.out()
+            message_id = message_argument(argument)
+            try:
+                if message_id is not None:
+                    found = _way_back(settings, message_id, as_json=as_json)
+                else:
+                    found = _commit(
+                        settings,
+                        argument,
+                        repo=repo,
+                        as_json=as_json,
+                        thread=thread,
+                        ignore_trailers=ignore_trailers,
+                    )
+            except E2gError as error:
+                if len(arguments) == 1:
+                    raise
+                output.err(f"e2g: error: {argument}: {error}")
+                failure = max(failure, error.exit_code)
+                continue
+            found_all = found_all and found
+    if failure:
+        raise typer.Exit(failure)
+    if exit_code and not found_all:
+        raise typer.Exit(NOTHING_FOUND)
+
+
+def _arguments(revs: list[str]) -> list[str]:
+    """The arguments, with `-` replaced by stdin's non-blank lines."""
+    found: list[str] = []
+    for rev in revs:
+        if rev == "-":
+            found += [line.strip() for line in sys.stdin if line.strip()]
+        else:
+            found.append(rev)
+    if not found:
+        raise UsageError("no commit or Message-ID given (stdin was empty)")
+    return found
+
+
+def _commit(  # noqa: PLR0913 - all keyword-only
+    settings: Settings,
+    rev: str,
+    *,
+    repo: Path,
+    as_json: bool,
+    thread: bool,
+    ignore_trailers: bool,
+) -> bool:
     from e2g.api.link import link as link_commit
     from e2g.render import link_json
 
-    result = link_commit(
-        options(ctx).settings(), rev, repo=repo, ignore_trailers=ignore_trailers
-    )
+    result = link_commit(settings, rev, repo=repo, ignore_trailers=ignore_trailers)
     if as_json:
         output.json_line(link_json(result))
     else:
-        with output.paged():
-            render_link(result)
-            if thread:
-                _render_thread(result, options(ctx).settings())
-    if exit_code and not result.postings:
-        raise typer.Exit(NOTHING_FOUND)
+        render_link(result)
+        if thread:
+            _render_thread(result, settings)
+    return bool(result.postings)
+
+
+def _way_back(settings: Settings, message_id: str, *, as_json: bool) -> bool:
+    from e2g.api.reverse import APPLIED, PARTLY_APPLIED, SUPERSEDED, way_back
+    from e2g.render import way_back_json
+
+    answer = way_back(settings, message_id)
+    if as_json:
+        output.json_line(way_back_json(answer))
+    else:
+        render_way_back(answer)
+    return answer.status in (APPLIED, SUPERSEDED, PARTLY_APPLIED)
+
+
+def render_way_back(answer: WayBack) -> None:
+    if answer.asked:
+        output.out(
+            f"<{answer.asked}> is a reply; answering for the patch it replies to"
+        )
+    output.out(f"message <{answer.message_id}>")
+    output.out(f"    {answer.subject}")
+    output.out()
+    output.out(f"{answer.status}" + (f": {answer.note}" if answer.note else ""))
+    if answer.series is not None:
+        for patch in answer.series.patches:
+            sha = patch.commits[0].sha[:12] if patch.commits else "-" * 12
+            output.out(f"  {patch.status:<11} {sha}  {patch.subject}")
+        return
+    for commit in answer.commits:
+        output.out(
+            f"  {commit.sha[:12]} in {commit.repo} on {commit.date:%Y-%m-%d}: "
+            f"{commit.subject}"
+        )
+        output.out(
+            f"    applied v{commit.posting_version} <{commit.posting}>; found by "
+            f"{commit.method} (score {commit.score:.2f} of 1)"
+        )
 
 
 def _summary(summary: MatchSummary) -> str:

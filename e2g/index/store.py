@@ -741,3 +741,71 @@ class Store:
             (repo, sha),
         ).fetchall()
         return {str(row[0]) for row in rows}
+
+    def links_of_messages(self, message_ids: Sequence[str]) -> list[LinkedCommit]:
+        """The stored links of `e2g match` that name any of these messages, with their
+        commit's facts and the posting that commit applied, newest commit first."""
+        found: list[LinkedCommit] = []
+        for start in range(0, len(message_ids), 500):
+            marks, chunk = in_list(message_ids[start : start + 500])
+            found += [
+                LinkedCommit(
+                    message_id=str(message_id),
+                    repo=str(repo),
+                    sha=str(sha),
+                    subject=str(subject),
+                    commit_date=datetime.fromtimestamp(int(date), UTC),
+                    method=str(method),
+                    score=float(score),
+                    applied_posting=None if applied is None else str(applied),
+                )
+                for message_id, repo, sha, subject, date, method, score, applied in (
+                    self._connection.execute(
+                        "SELECT l.message_id, l.repo, l.commit_sha, c.subject, "
+                        "c.commit_date, l.method, l.score, (SELECT a.message_id "
+                        "FROM links a WHERE a.repo = l.repo AND a.commit_sha = "
+                        "l.commit_sha AND a.applied = 1 LIMIT 1) FROM links l JOIN "
+                        "commits c ON c.repo = l.repo AND c.sha = l.commit_sha "
+                        f"WHERE l.message_id IN ({marks})",
+                        chunk,
+                    )
+                )
+            ]
+        return sorted(found, key=lambda link: link.commit_date, reverse=True)
+
+    def matched_spans(self) -> list[MatchedSpan]:
+        """Per repository `e2g match` has looked at: its commits' date span."""
+        return [
+            MatchedSpan(
+                repo=str(repo),
+                first=datetime.fromtimestamp(int(low), UTC),
+                last=datetime.fromtimestamp(int(high), UTC),
+                commits=int(count),
+            )
+            for repo, low, high, count in self._connection.execute(
+                "SELECT repo, MIN(commit_date), MAX(commit_date), COUNT(*) "
+                "FROM commits GROUP BY repo ORDER BY repo"
+            )
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedCommit:
+    """One stored link: `message_id` is a posting of commit `sha` of `repo`."""
+
+    message_id: str
+    repo: str
+    sha: str
+    subject: str
+    commit_date: datetime
+    method: str
+    score: float
+    applied_posting: str | None  # the posting this commit applied, if one was
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedSpan:
+    repo: str
+    first: datetime
+    last: datetime
+    commits: int

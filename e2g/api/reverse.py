@@ -1,0 +1,276 @@
+"""The way back: from a posted patch to the commit that applied it.
+
+`e2g link MESSAGE-ID` answers "was this patch applied, as which commit?" from what
+`e2g match` stored, in every repository it has matched; it never runs git. The answer
+holds for any member of the patch's family (its other versions, resends and
+cross-posts, by the same author under the same subject), because the matcher links a
+commit to all of them and marks the one it applied:
+
+- `applied`: a commit carries this posting (the applied one, or a resend or
+  cross-post of the same version);
+- `superseded`: a later version of the patch was applied (named, with its commit);
+- `not applied`: no member of the family was matched, and a matched repository's
+  commits span the message's date, so an applied version would have been seen;
+- `unknown`: no matched repository covers the message's date (it may be applied
+  later, or in a repository not matched yet).
+
+A cover letter answers for each patch of its series, with a tally; a reply answers for
+the patch or cover letter it replies to (the nearest one up its thread).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from e2g.config import Settings
+from e2g.errors import NotFound, UsageError
+from e2g.index.store import LinkedCommit, MatchedSpan, Store
+from e2g.mail import msgid
+from e2g.matcher.postings import same_author
+from e2g.model import Kind, StoredMessage
+
+from .core import open_store
+
+APPLIED = "applied"
+SUPERSEDED = "superseded"
+NOT_APPLIED = "not applied"
+UNKNOWN = "unknown"
+PARTLY_APPLIED = "partly applied"  # a cover letter: some of its patches, not all
+
+FAMILY_WINDOW = timedelta(
+    days=2 * 365
+)  # how far apart two versions of one patch may be
+MAX_ANCESTORS = 64  # thread levels walked up from a reply to its patch
+MAX_SERIES = 200  # patches of one series answered for a cover letter
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """A commit that carries the asked-for patch, or a later version of it."""
+
+    sha: str
+    repo: str
+    subject: str
+    date: datetime
+    method: str
+    score: float
+    posting: str  # the Message-ID of the posting the commit applied
+    posting_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class WayBack:
+    message_id: str
+    subject: str
+    version: int
+    status: str
+    commits: tuple[Applied, ...] = ()
+    note: str = ""
+    series: SeriesTally | None = None
+    asked: str | None = (
+        None  # the reply that was asked for, when answered for its patch
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesTally:
+    cover: str
+    patches: tuple[WayBack, ...]
+
+    @property
+    def applied(self) -> int:
+        return sum(patch.status in (APPLIED, SUPERSEDED) for patch in self.patches)
+
+    @property
+    def total(self) -> int:
+        return len(self.patches)
+
+
+def message_argument(text: str) -> str | None:
+    """The Message-ID `text` names (<id>, id, or an archive URL), or None for anything
+    that reads as a git revision instead (`HEAD@{1}`, `@~2`, `v6.1`, a sha)."""
+    text = text.strip()
+    if "://" in text:
+        return msgid.from_url(text)
+    if text.startswith("<") and text.endswith(">"):
+        return msgid.from_typed(text)
+    if "@{" in text:
+        return None
+    return msgid.from_text(text)
+
+
+def way_back(settings: Settings, message_id: str) -> WayBack:
+    """Which commit applied the patch `message_id` (or its family, or its series)."""
+    with open_store(settings) as store:
+        message = store.message(message_id)
+        if message is None:
+            raise NotFound(
+                f"no message <{message_id}> in the store: ingest the list's archive "
+                "that carried it, or find it with e2g search"
+            )
+        target = _patch_or_cover(store, message)
+        if target is None:
+            raise UsageError(
+                f"<{message_id}> is not a patch, a cover letter or a reply to one: "
+                "e2g link answers which commit applied a posted patch"
+            )
+        spans = store.matched_spans()
+        if target.kind is Kind.COVER and target.series_id is not None:
+            answer = _for_cover(store, target, spans)
+        else:
+            answer = _for_patch(store, target, spans)
+    if target.message_id != message_id:
+        return replace(answer, asked=message_id)
+    return answer
+
+
+def _patch_or_cover(store: Store, message: StoredMessage) -> StoredMessage | None:
+    """The message itself when it is a patch or a cover letter, else the nearest one
+    up its thread (bounded: References can loop)."""
+    current: StoredMessage | None = message
+    seen: set[str] = set()
+    for _ in range(MAX_ANCESTORS):
+        if current is None or current.message_id in seen:
+            return None
+        if current.kind in (Kind.PATCH, Kind.COVER):
+            return current
+        seen.add(current.message_id)
+        current = store.message(current.parent_id) if current.parent_id else None
+    return None
+
+
+def _family(store: Store, patch: StoredMessage) -> list[StoredMessage]:
+    """The patch and its relatives: the same subject by the same author within
+    FAMILY_WINDOW, and the same patch-id."""
+    if patch.date is None:
+        low, high = 0, 2**62
+    else:
+        stamp = int(patch.date.timestamp())
+        low, high = (
+            stamp - int(FAMILY_WINDOW.total_seconds()),
+            stamp + int(FAMILY_WINDOW.total_seconds()),
+        )
+    same_subject, same_patch = store.family_seqs(
+        subject_key=patch.subject_key, patch_id=patch.patch_id, low=low, high=high
+    )
+    relatives = store.by_seqs(sorted({*same_subject, *same_patch}))
+    patch_ids = set(same_patch)
+    return [patch] + [
+        other
+        for other in relatives
+        if other.seq != patch.seq
+        and (other.seq in patch_ids or same_author(patch, other))
+    ]
+
+
+def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> WayBack:
+    family = {message.message_id: message for message in _family(store, patch)}
+    links = store.links_of_messages(list(family))
+    commits = _commits(store, links, family)
+    base = WayBack(
+        message_id=patch.message_id,
+        subject=patch.subject,
+        version=patch.version,
+        status=UNKNOWN,
+    )
+    if commits:
+        status, note = _status(patch, commits)
+        return replace(base, status=status, note=note, commits=tuple(commits))
+    covering = [span for span in spans if _covers(span, patch.date)]
+    if covering:
+        repos = ", ".join(span.repo for span in covering)
+        return replace(
+            base,
+            status=NOT_APPLIED,
+            note=f"no version of it was matched to a commit of {repos}",
+        )
+    return replace(base, note=_unknown_note(patch, spans))
+
+
+def _commits(
+    store: Store, links: list[LinkedCommit], family: dict[str, StoredMessage]
+) -> list[Applied]:
+    """One Applied per (repo, commit) among the links, with the posting it applied."""
+    found: dict[tuple[str, str], Applied] = {}
+    for link in links:
+        key = (link.repo, link.sha)
+        if key in found:
+            continue
+        posting = link.applied_posting or link.message_id
+        applied = family.get(posting) or store.message(posting)
+        found[key] = Applied(
+            sha=link.sha,
+            repo=link.repo,
+            subject=link.subject,
+            date=link.commit_date,
+            method=link.method,
+            score=link.score,
+            posting=posting,
+            posting_version=applied.version if applied is not None else 0,
+        )
+    return list(found.values())
+
+
+def _status(patch: StoredMessage, commits: list[Applied]) -> tuple[str, str]:
+    """Applied when a commit applied this version (this posting, a resend or a
+    cross-post); superseded when only later versions were."""
+    if any(
+        commit.posting == patch.message_id or commit.posting_version == patch.version
+        for commit in commits
+    ):
+        return APPLIED, ""
+    later = [commit for commit in commits if commit.posting_version > patch.version]
+    if len(later) == len(commits):
+        newest = max(later, key=lambda commit: commit.posting_version)
+        return SUPERSEDED, f"v{newest.posting_version} <{newest.posting}> was applied"
+    earlier = min(commits, key=lambda commit: commit.posting_version)
+    return APPLIED, f"an earlier version, v{earlier.posting_version}, was applied"
+
+
+def _covers(span: MatchedSpan, date: datetime | None) -> bool:
+    return date is not None and span.first <= date <= span.last
+
+
+def _unknown_note(patch: StoredMessage, spans: list[MatchedSpan]) -> str:
+    if not spans:
+        return "no repository has been matched yet: run e2g match in the repository"
+    when = f"{patch.date:%Y-%m-%d}" if patch.date else "an unknown date"
+    ranges = "; ".join(
+        f"{span.repo} has {span.first:%Y-%m-%d}..{span.last:%Y-%m-%d}" for span in spans
+    )
+    return f"no matched repository's commits span {when} ({ranges}): e2g match a range that does"
+
+
+def _for_cover(store: Store, cover: StoredMessage, spans: list[MatchedSpan]) -> WayBack:
+    assert cover.series_id is not None
+    members = [
+        member
+        for member in store.series_members(cover.series_id)
+        if member.kind is Kind.PATCH and member.seq != cover.seq
+    ][:MAX_SERIES]
+    patches = tuple(_for_patch(store, member, spans) for member in members)
+    tally = SeriesTally(cover=cover.message_id, patches=patches)
+    commits = tuple(commit for patch in patches for commit in patch.commits)
+    if patches and all(patch.status == APPLIED for patch in patches):
+        status = APPLIED
+    elif patches and tally.applied == tally.total:
+        status = SUPERSEDED  # a later version of the series was applied
+    elif tally.applied:
+        status = PARTLY_APPLIED
+    elif any(patch.status == NOT_APPLIED for patch in patches):
+        status = NOT_APPLIED
+    else:
+        status = UNKNOWN
+    return WayBack(
+        message_id=cover.message_id,
+        subject=cover.subject,
+        version=cover.version,
+        status=status,
+        commits=commits,
+        note=f"{tally.applied} of {tally.total} patches applied"
+        + (" (as a later version)" if status == SUPERSEDED else "")
+        if patches
+        else "no patch of this series is in the store",
+        series=tally,
+    )
