@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import jinja2
 from fastapi import FastAPI, Request
@@ -92,9 +92,15 @@ def make_templates(settings: Settings) -> jinja2.Environment:
         href=safe_href,
         diff_lines=diff_lines,
         list_url=settings.url_for,
+        basename=_basename,
     )
     environment.globals.update(version=__version__, data_dir=str(settings.data_dir))
     return environment
+
+
+def _basename(path: str) -> str:
+    """A repository's name as pages show it: the last part of its path."""
+    return PurePath(path).name or path
 
 
 def error_response(

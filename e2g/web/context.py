@@ -18,11 +18,13 @@ import jinja2
 from fastapi import Query, Request
 
 import e2g.render
+from e2g import errors
 from e2g.config import Settings
 from e2g.model import LinkResult, Posting
 from e2g.web.render import is_full_sha
 
 if TYPE_CHECKING:
+    from e2g.api.reverse import WayBack
     from e2g.api.review import CommitText, PostingReview
 
 CACHE_ENTRIES = 512
@@ -202,3 +204,14 @@ def stats_result(context: WebContext, links: Linking, by: str, depth: int) -> An
         ("stats", by, depth, bucket),
         lambda: links.stats(context.settings, repo=context.repo, by=by, depth=depth),
     )
+
+
+def applied_to(context: WebContext, message_id: str) -> WayBack | None:
+    """The commit that applied the patch `message_id` carries (or replies to), or
+    None for a message that is no patch, cover letter or reply to one."""
+    from e2g.api import reverse  # the matcher's rules, loaded on the first such page
+
+    try:
+        return reverse.way_back(context.settings, message_id)
+    except errors.E2gError:
+        return None

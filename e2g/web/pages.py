@@ -22,6 +22,7 @@ from e2g.web.context import (
     StatsBy,
     StatsDepth,
     WebContext,
+    applied_to,
     commit_details,
     link_result,
     linking,
@@ -152,7 +153,13 @@ def thread_page(message_id: str, context: Context) -> HTMLResponse:
         raise errors.NotFound(f"no message <{wanted}> in the store")
     first = view.nodes[0].message if view.nodes else None
     title = (first.subject if first else "") or "(no subject)"
-    return render(context, "thread.html", view=view, title=title)
+    return render(
+        context,
+        "thread.html",
+        view=view,
+        title=title,
+        applied=applied_to(context, wanted),
+    )
 
 
 @router.get("/raw/{message_id:path}")

@@ -15,12 +15,13 @@ from pydantic import BaseModel
 from e2g import errors
 from e2g.api import core as api
 from e2g.api import threads
-from e2g.render import hit_json, message_json, stats_json, thread_json
+from e2g.render import hit_json, message_json, stats_json, thread_json, way_back_json
 from e2g.web.context import (
     Linking,
     StatsBy,
     StatsDepth,
     WebContext,
+    applied_to,
     link_result,
     linking,
     stats_result,
@@ -74,7 +75,12 @@ def message(message_id: str, context: Context) -> JSONResponse:
     view = threads.message_view(context.settings, wanted)
     if view is None:
         raise errors.NotFound(f"no message <{wanted}> in the store")
-    return JSONResponse(message_json(view, context.settings))
+    data = message_json(view, context.settings)
+    applied = applied_to(context, wanted)
+    answer = way_back_json(applied) if applied is not None else None
+    data["applied"] = None if answer is None else answer["status"]
+    data["commits"] = [] if answer is None else answer["commits"]
+    return JSONResponse(data)
 
 
 @router.get(

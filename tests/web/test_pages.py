@@ -443,3 +443,25 @@ def test_the_overview_tree_of_a_huge_thread_is_bounded(tmp_path: Path):
     tree = text[text.index('<nav class="tree"') : text.rindex("</nav>")]
     assert tree.count("<a href=") == 1000
     assert "… 3 more messages not listed here" in tree
+
+
+def test_thread_pages_say_which_commit_applied_the_patch(client, web_data: WebData):
+    applied = client.get("/thread/patch-v2@example.org")
+    assert applied.status_code == 200
+    assert "<strong>Applied</strong>" in applied.text
+    assert f'href="/commit/{web_data.sha}"' in applied.text
+    assert f"<code>{web_data.sha[:12]}</code>" in applied.text
+    earlier = client.get("/thread/patch-v1@example.org").text
+    assert "<strong>Superseded</strong>" in earlier
+    assert "v2 &lt;patch-v2@example.org&gt; was applied" in earlier
+    chatter = client.get("/thread/evil-big@example.org").text
+    assert 'class="applied' not in chatter
+
+
+def test_the_message_api_names_the_commits(client, web_data: WebData):
+    data = client.get("/api/v1/messages/patch-v2@example.org").json()
+    assert data["applied"] == "applied"
+    assert [commit["commit"] for commit in data["commits"]] == [web_data.sha]
+    assert data["commits"][0]["posting"] == "patch-v2@example.org"
+    other = client.get("/api/v1/messages/evil-big@example.org").json()
+    assert (other["applied"], other["commits"]) == (None, [])
