@@ -21,7 +21,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from e2g.api.reverse import WayBack
+    from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
@@ -123,6 +123,25 @@ def way_back_json(answer: WayBack) -> dict[str, object]:
             "total": series.total,
             "patches": [way_back_json(patch) for patch in series.patches],
         },
+    }
+
+
+def interdiff_json(found: CommitDiff) -> dict[str, object]:
+    """`e2g link MESSAGE-ID --diff`: how one applying commit differs from the patch."""
+    return {
+        "message_id": found.message_id,
+        "commit": found.commit.sha,
+        "identical": found.interdiff.identical,
+        "changes": [
+            {
+                "change": change.kind,
+                "path": change.path,
+                "posted": change.posted.header if change.posted else None,
+                "applied": change.applied.header if change.applied else None,
+                "lines": change.shown(),
+            }
+            for change in found.interdiff.changes
+        ],
     }
 
 

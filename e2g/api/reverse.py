@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
 from e2g.mail import msgid
+from e2g.mail.interdiff import Interdiff, compare
 from e2g.matcher.postings import same_author
 from e2g.model import Kind, StoredMessage
 
@@ -274,3 +276,42 @@ def _for_cover(store: Store, cover: StoredMessage, spans: list[MatchedSpan]) -> 
         else "no patch of this series is in the store",
         series=tally,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CommitDiff:
+    """How one applying commit differs from the posted patch `message_id`."""
+
+    message_id: str
+    commit: Applied
+    interdiff: Interdiff
+
+
+def differences(settings: Settings, answer: WayBack, *, repo: Path) -> list[CommitDiff]:
+    """For each patch of the answer (a cover letter's: each of its series) and each
+    commit that applied it: the hunks the commit added, dropped or edited.
+
+    The commit is read from the repository `e2g match` stored it under, else `repo`."""
+    patches = answer.series.patches if answer.series is not None else (answer,)
+    found: list[CommitDiff] = []
+    with open_store(settings) as store:
+        for patch in patches:
+            message = store.message(patch.message_id)
+            posted = store.diff(message.seq) if message is not None else None
+            for commit in patch.commits:
+                applied = _commit_diff(commit, fallback=repo)
+                found.append(
+                    CommitDiff(patch.message_id, commit, compare(posted or "", applied))
+                )
+    return found
+
+
+def _commit_diff(commit: Applied, *, fallback: Path) -> str:
+    from e2g.git.repo import Repo  # only --diff runs git: the answer itself never does
+
+    stored = Path(commit.repo)
+    repository = Repo.open(stored if stored.is_dir() else fallback)
+    found = next(iter(repository.commits([repository.resolve(commit.sha)])), None)
+    if found is None:
+        raise UsageError(f"commit {commit.sha[:12]} is not in {repository.root}")
+    return found.patch.diff

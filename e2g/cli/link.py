@@ -16,7 +16,7 @@ from e2g.errors import E2gError, OutputError, UsageError
 
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
-    from e2g.api.reverse import WayBack
+    from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
     from e2g.config import Settings
@@ -164,6 +164,14 @@ def link(  # noqa: PLR0913 - one parameter per command-line option
         bool, typer.Option("--thread", help="Also print the discussion threads.")
     ] = False,
     ignore_trailers: IgnoreTrailers = False,
+    diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff",
+            help="With a Message-ID: how the applied commit differs from the posted "
+            "patch (hunks added, dropped and edited).",
+        ),
+    ] = False,
     exit_code: ExitCode = False,
 ) -> None:
     """Show the postings and threads that carried a commit, or the commit that
@@ -180,7 +188,9 @@ def link(  # noqa: PLR0913 - one parameter per command-line option
             message_id = message_argument(argument)
             try:
                 if message_id is not None:
-                    found = _way_back(settings, message_id, as_json=as_json)
+                    found = _way_back(
+                        settings, message_id, as_json=as_json, diff=diff, repo=repo
+                    )
                 else:
                     found = _commit(
                         settings,
@@ -238,16 +248,51 @@ def _commit(  # noqa: PLR0913 - all keyword-only
     return bool(result.postings)
 
 
-def _way_back(settings: Settings, message_id: str, *, as_json: bool) -> bool:
-    from e2g.api.reverse import APPLIED, PARTLY_APPLIED, SUPERSEDED, way_back
-    from e2g.render import way_back_json
+def _way_back(
+    settings: Settings, message_id: str, *, as_json: bool, diff: bool, repo: Path
+) -> bool:
+    from e2g.api.reverse import (
+        APPLIED,
+        PARTLY_APPLIED,
+        SUPERSEDED,
+        differences,
+        way_back,
+    )
+    from e2g.render import interdiff_json, way_back_json
 
     answer = way_back(settings, message_id)
+    found = differences(settings, answer, repo=repo) if diff else []
     if as_json:
-        output.json_line(way_back_json(answer))
+        data = way_back_json(answer)
+        if diff:
+            data["diff"] = [interdiff_json(one) for one in found]
+        output.json_line(data)
     else:
         render_way_back(answer)
+        for one in found:
+            render_interdiff(one)
     return answer.status in (APPLIED, SUPERSEDED, PARTLY_APPLIED)
+
+
+def render_interdiff(found: CommitDiff) -> None:
+    interdiff = found.interdiff
+    output.out()
+    output.out(
+        f"--- commit {found.commit.sha[:12]} against the posted <{found.message_id}>: "
+        + (
+            "the same hunks"
+            if interdiff.same
+            else f"{output.count(interdiff.identical, 'hunk')} identical, "
+            + ", ".join(
+                f"{sum(change.kind == kind for change in interdiff.changes)} {kind}"
+                for kind in ("edited", "dropped", "added")
+            )
+        )
+    )
+    for change in interdiff.changes:
+        output.out(f"{change.kind} hunk in {change.path}")
+        for line in change.shown():
+            output.out(f"    {line}")
 
 
 def render_way_back(answer: WayBack) -> None:

@@ -221,3 +221,18 @@ def test_one_bad_argument_among_several_is_reported_and_the_rest_answered(
     assert "nobody@nowhere.example" in result.stderr
     (answer,) = [json.loads(line) for line in result.stdout.splitlines()]
     assert answer["message_id"] == ROUND_UP
+
+
+def test_diff_shows_the_maintainers_edit(matched: tuple[Path, Path]) -> None:
+    data, repo = matched
+    (answer,) = _answers(
+        e2g(data, "link", "--json", "--diff", "-C", str(repo), V1_PATCH_2)
+    )
+    (found,) = answer["diff"]  # type: ignore[misc]
+    assert found["commit"] == _sha(repo, "report per-queue counters via ethtool")
+    (change,) = found["changes"]
+    assert (change["change"], change["path"]) == ("edited", "net/frob_stats.c")
+    assert '-+\t\tsprintf(data, "rx_queue_%d_packets", i);' in change["lines"]
+    assert '++\t\tethtool_sprintf(&data, "rx_queue_%d_packets", i);' in change["lines"]
+    shown = e2g(data, "link", "--diff", "-C", str(repo), V2_PATCH_2)
+    assert "the same hunks" in shown.stdout

@@ -1,0 +1,169 @@
+"""How an applied commit differs from the patch that was posted: hunk by hunk.
+
+Maintainers edit patches as they apply them (a fixed typo, a dropped hunk, a rebase
+onto moved code); those edits are what a reviewer wants to see. `compare` splits both
+diffs into hunks per file and pairs them:
+
+- identical: the same lines (line numbers may differ: the tree moved under the patch);
+- edited: a posted and an applied hunk of one file that share most of their lines,
+  shown as a diff of the two hunks;
+- dropped: a posted hunk with no counterpart in the commit;
+- added: a hunk of the commit that was never posted.
+
+Both diffs are the text e2g keeps (`Patch.diff`, the store's diff): file headers, then
+`@@` hunks. Sizes are bounded by those diffs' own bounds; pairing is greedy on a
+similarity ratio, quadratic only in the hunks of one file.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from e2g.mail import paths
+
+SIMILAR = (
+    0.5  # a posted and an applied hunk sharing this share of lines are one, edited
+)
+MAX_HUNKS = 2000  # hunks of one diff compared; the rest are counted as unmatched
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    path: str
+    header: str  # the `@@ -a,b +c,d @@ context` line
+    lines: tuple[str, ...]  # the hunk's body, markers kept
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    kind: str  # "edited", "dropped" or "added"
+    path: str
+    posted: Hunk | None
+    applied: Hunk | None
+
+    def shown(self) -> list[str]:
+        """The change as lines: an edit as a diff of the two hunks' bodies."""
+        if self.posted is not None and self.applied is not None:
+            return [
+                line.rstrip("\n")
+                for line in difflib.unified_diff(
+                    self.posted.lines,
+                    self.applied.lines,
+                    "posted",
+                    "applied",
+                    n=1,
+                    lineterm="",
+                )
+            ][2:]
+        hunk = self.posted or self.applied
+        assert hunk is not None
+        return [hunk.header, *hunk.lines]
+
+
+@dataclass(frozen=True, slots=True)
+class Interdiff:
+    identical: int
+    changes: tuple[Change, ...]
+
+    @property
+    def same(self) -> bool:
+        return not self.changes
+
+
+def hunks(diff: str) -> list[Hunk]:
+    """The hunks of a diff, each with the path of the file it changes."""
+    found: list[Hunk] = []
+    path = ""
+    header: str | None = None
+    body: list[str] = []
+
+    def close() -> None:
+        if header is not None and len(found) < MAX_HUNKS:
+            found.append(Hunk(path, header, tuple(body)))
+
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            close()
+            header, body = None, []
+            names = paths.git_header_paths(line[len("diff --git ") :])
+            path = _strip_side(names[1]) if names else path
+        elif line.startswith("+++ ") and header is None:
+            named = paths.side_path(line[4:])
+            path = _strip_side(named) if named != "/dev/null" else path
+        elif line.startswith("@@ "):
+            close()
+            header, body = line, []
+        elif header is not None and line[:1] in ("+", "-", " ", ""):
+            body.append(line)
+    close()
+    return found
+
+
+def _strip_side(name: str) -> str:
+    name = paths.unquote_path(name) if name.startswith('"') else name
+    return name.split("/", 1)[1] if name[:2] in ("a/", "b/") else name
+
+
+def compare(posted: str, applied: str) -> Interdiff:
+    """The hunks that differ between the posted diff and the applied one."""
+    mine, theirs = hunks(posted), hunks(applied)
+    identical = 0
+    changes: list[Change] = []
+    for path in dict.fromkeys([hunk.path for hunk in mine + theirs]):
+        old = [hunk for hunk in mine if hunk.path == path]
+        new = [hunk for hunk in theirs if hunk.path == path]
+        same = _take_identical(old, new)
+        identical += same
+        changes += _pair(path, old, new)
+    return Interdiff(identical=identical, changes=tuple(changes))
+
+
+def _take_identical(old: list[Hunk], new: list[Hunk]) -> int:
+    """Remove hunks with equal bodies from both lists; return how many pairs."""
+    count = 0
+    for hunk in list(old):
+        twin = next((other for other in new if other.lines == hunk.lines), None)
+        if twin is not None:
+            old.remove(hunk)
+            new.remove(twin)
+            count += 1
+    return count
+
+
+def _pair(path: str, old: list[Hunk], new: list[Hunk]) -> list[Change]:
+    """Edited pairs (most similar first), then what is left: dropped and added."""
+    scored = sorted(
+        (
+            (
+                difflib.SequenceMatcher(None, a.lines, b.lines, autojunk=False).ratio(),
+                i,
+                j,
+            )
+            for i, a in enumerate(old)
+            for j, b in enumerate(new)
+        ),
+        reverse=True,
+    )
+    used_old: set[int] = set()
+    used_new: set[int] = set()
+    changes: list[Change] = []
+    for ratio, i, j in scored:
+        if ratio < SIMILAR:
+            break
+        if i in used_old or j in used_new:
+            continue
+        used_old.add(i)
+        used_new.add(j)
+        changes.append(Change("edited", path, old[i], new[j]))
+    changes += [
+        Change("dropped", path, hunk, None)
+        for i, hunk in enumerate(old)
+        if i not in used_old
+    ]
+    changes += [
+        Change("added", path, None, hunk)
+        for j, hunk in enumerate(new)
+        if j not in used_new
+    ]
+    return changes
