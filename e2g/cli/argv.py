@@ -5,10 +5,15 @@ repo log`); users type e2g the same way. typer knows global options only before
 the command and `-C` only after it, so the command line is put in that order
 first: `e2g ingest FILE -q` becomes `e2g -q ingest FILE`, and `e2g -C REPO link
 SHA` becomes `e2g link -C REPO SHA`. Nothing after `--` moves.
+
+A search query negates a clause with `-` (`e2g search frob -is:reply`), which an
+option parser reads as an option: such a word, one that is no option of `search`,
+is passed on as the query's other spelling of negation, `NOT is:reply`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 # Global options with no value, and those that take one.
@@ -18,6 +23,9 @@ _VALUED = frozenset({"--data-dir"})
 _REPO_COMMANDS = frozenset({"link", "match", "stats", "serve"})
 _REPO = frozenset({"-C", "--repo"})
 _HELP = frozenset({"-h", "--help"})
+# search's short options (-n 5, -n5) and the global ones; any other `-word` is a
+# negated query clause. A digit after the dash is a number, never a clause.
+_SEARCH_OPTION = re.compile(r"-(?:n\d*|h|q|v+|\d.*)?")
 
 
 def reorder(argv: Sequence[str], commands: frozenset[str]) -> list[str]:
@@ -31,7 +39,22 @@ def reorder(argv: Sequence[str], commands: frozenset[str]) -> list[str]:
     if command in _REPO_COMMANDS:
         repo, head = _take(head, is_flag=_never, valued=_REPO)
     globals_, kept = _take(tail, is_flag=_is_flag, valued=_VALUED)
+    if command == "search":
+        kept = _negations(kept)
     return [*head, *globals_, command, *repo, *kept]
+
+
+def _negations(tokens: list[str]) -> list[str]:
+    """`-clause` as `NOT clause`, up to a `--`."""
+    found: list[str] = []
+    for index, token in enumerate(tokens):
+        if token == "--":
+            return found + tokens[index:]
+        if token.startswith("--") or _SEARCH_OPTION.fullmatch(token):
+            found.append(token)
+        else:
+            found += ["NOT", token[1:]] if token.startswith("-") else [token]
+    return found
 
 
 def command_of(argv: Sequence[str], commands: frozenset[str]) -> str | None:

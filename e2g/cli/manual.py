@@ -56,7 +56,7 @@ EXAMPLES
     e2g search 'ethtool OR alice'
     e2g search 's:mm AND (f:alice OR f:bob) d:2024..'
     e2g search 'NOT is:reply file:net/fro*'
-    e2g search -- '-is:reply frob'    (a query starting with '-' goes after --)
+    e2g search frob -is:reply         (a -clause is no option: it reads as NOT)
 """
 
 TOPICS = {"query": QUERY}

@@ -57,7 +57,7 @@ def test_command_of(argv: list[str], command: str | None) -> None:
          ["--data-dir", "D", "-v", "link", "-C", "R", "x"]),
         # after `--` nothing moves; a negated search word stays a search word
         (["search", "--", "-q"], ["search", "--", "-q"]),
-        (["search", "-is:reply", "frob"], ["search", "-is:reply", "frob"]),
+        (["search", "-is:reply", "frob"], ["search", "NOT", "is:reply", "frob"]),
         # no command: typer says what is wrong
         (["--version"], ["--version"]),
         (["-C", "R"], ["-C", "R"]),
@@ -173,3 +173,23 @@ def test_thread_groups_read_in_tree_order(tmp_path: Path) -> None:
     shown = run("--data-dir", str(data), "search", "--thread", "frob").stdout
     order = [line.split("<")[1][:4] for line in shown.splitlines()]
     assert order == ["msg1", "msg4", "msg2", "msg3", "msg5"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["search", "frob", "-is:reply"], ["search", "frob", "NOT", "is:reply"]),
+        (
+            ["search", "-n", "5", "-(a", "OR", "b)"],
+            ["search", "-n", "5", "NOT", "(a", "OR", "b)"],
+        ),
+        (["search", "-n5", "-notme", "-q"], ["-q", "search", "-n5", "NOT", "notme"]),
+        (["search", "--", "-x"], ["search", "--", "-x"]),
+        (["search", "--limit=3", "-5", "-"], ["search", "--limit=3", "-5", "-"]),
+        (["link", "-is:x"], ["link", "-is:x"]),
+    ],
+)
+def test_a_negated_search_clause_is_no_option(
+    argv: list[str], expected: list[str]
+) -> None:
+    assert reorder(argv, COMMANDS) == expected

@@ -144,8 +144,13 @@ def test_search_or_and_not_with_parentheses(tmp_path, archive):
     assert found("nothingmatches or frob") == []  # lower-case `or` is a word
     assert found("frob AND (is:cover OR is:reply)") == ["msg2@example.org"]
     assert found("NOT", "is:reply", "frob") == ["msg1@example.org"]
-    # a word that starts with '-' comes after `--`, or the option parser takes it
+    # a negated clause is a query word wherever it is typed, `--` or not
     assert found("--", "-(is:reply OR is:cover)", "frob") == ["msg1@example.org"]
+    assert found("frob", "-is:reply") == ["msg1@example.org"]
+    assert found("-n", "5", "-(is:reply", "OR", "is:cover)", "frob") == [
+        "msg1@example.org"
+    ]
+    assert found("-is:patch") == ["msg2@example.org"]
 
 
 def test_link_outside_a_repository_and_unknown_revision(tmp_path, archive):
