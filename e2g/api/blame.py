@@ -1,0 +1,204 @@
+"""`e2g blame`: each line of a file, grouped into runs by commit, with its review.
+
+One `git blame --porcelain -w -M -C` (e2g.git.repo) gives the runs; each distinct
+commit's review comes from the links `e2g match` stored (a few queries for the
+whole file, never one per line). The commits no match answered yet are matched
+here in one batch (`e2g.api.link.match_commits`: worker processes for a large
+batch, never one per commit) and stored, so the next blame of the file only reads.
+`history` answers the same for every commit that changed a range of lines, as
+`git log -L` finds them.
+
+Results are values; the text and JSON shapes are `e2g.render`'s (`review_cell`,
+`blame_json`), shown by `e2g.cli.blame` and the web's blame page. Nothing here
+prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from e2g.api.core import no_mail, open_store
+from e2g.api.link import match_commits, outside_archive, repo_key
+from e2g.config import Settings
+from e2g.errors import NotMatched, UsageError
+from e2g.git.repo import UNCOMMITTED, BlameCommit, BlameLine, Repo
+from e2g.matcher.postings import stored_postings, thread_links
+from e2g.model import CommitInfo, Posting, commit_info
+
+# A run's status: its commit's stored answer, or why there can be none.
+MATCHED = "matched"
+NO_MATCH = "no-match"
+OUTSIDE = "outside-archive"  # dated outside the store's mail: no match was possible
+NOT_COMMITTED = "not-committed"  # the work tree's own lines (git's sha 000…)
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One commit and the postings that carried it, as blame shows them."""
+
+    commit: CommitInfo
+    status: str
+    postings: tuple[Posting, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive lines (numbered from 1, `start`..`end`) of one commit."""
+
+    start: int
+    end: int
+    review: Review
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BlameResult:
+    path: str
+    rev: str | None  # the full sha blamed; None: the work tree
+    runs: tuple[Run, ...]
+
+
+def blame(
+    settings: Settings,
+    path: str,
+    rev: str | None = None,
+    *,
+    repo: Path,
+    lines: tuple[int, int] | None = None,
+) -> BlameResult:
+    """The runs of `path` at `rev` (None: the work tree), each with its review."""
+    repository = Repo.open(repo)
+    sha = repository.resolve(rev) if rev else None
+    check_range(lines, repository.file_lines(sha, path), path=path)
+    found = repository.blame(sha, path, lines=lines)
+    reviews = find_reviews(
+        settings, repository, [_info(commit) for commit in found.commits]
+    )
+    return BlameResult(path=path, rev=sha, runs=tuple(_runs(found.lines, reviews)))
+
+
+def history(
+    settings: Settings,
+    path: str,
+    rev: str | None = None,
+    *,
+    repo: Path,
+    lines: tuple[int, int],
+) -> list[Review]:
+    """Every commit that changed `lines` of `path` up to `rev`, newest first, each
+    with its review: the review history of that piece of code."""
+    repository = Repo.open(repo)
+    sha = repository.resolve(rev) if rev else None
+    check_range(lines, repository.file_lines(sha, path), path=path)
+    shas = repository.line_history(sha, path, lines=lines)
+    commits = {commit.sha: commit for commit in repository.commits(shas, diffs=False)}
+    infos = [commit_info(commits[sha]) for sha in shas if sha in commits]
+    reviews = find_reviews(settings, repository, infos)
+    return [reviews[info.sha] for info in infos]
+
+
+def check_range(lines: tuple[int, int] | None, total: int, *, path: str) -> None:
+    """A line range inside the file, or a UsageError that says the file's size."""
+    if lines is None:
+        return
+    start, end = lines
+    if start < 1 or end < start:
+        raise UsageError(
+            f"bad line range {start},{end}: give -L START,END with 1 <= START <= END"
+        )
+    if end > total:
+        raise UsageError(
+            f"line range {start},{end} is outside {path}, which has "
+            f"{total} line{'' if total == 1 else 's'}"
+        )
+
+
+def find_reviews(
+    settings: Settings, repository: Repo, commits: Sequence[CommitInfo]
+) -> dict[str, Review]:
+    """Each commit's review from the stored links; the commits without a stored
+    answer are matched first, all in one batch, and stored."""
+    key = repo_key(repository)
+    shas = [commit.sha for commit in commits if commit.sha != UNCOMMITTED]
+    with open_store(settings) as store:
+        if store.max_seq() == 0:
+            raise no_mail(settings)
+        span = store.date_range()
+        stored = store.commit_statuses(key, shas)
+        todo = [sha for sha in shas if sha not in stored]
+        matched_before = store.has_commits(key)
+    if todo:
+        dated = {commit.sha: commit for commit in commits}
+        inside = [sha for sha in todo if span and not outside_archive(dated[sha], span)]
+        if not matched_before and not inside:
+            raise NotMatched(
+                f"{repository.root} was never matched and none of these commits is "
+                "dated within the archive's dates: run `e2g match` in it, or ingest "
+                "the list's archive of those years"
+            )
+        match_commits(settings, todo, repo=repository.root)
+    reviews: dict[str, Review] = {}
+    with open_store(settings) as store:
+        links = store.links_of_commits(key, shas)
+        threads = thread_links(store)
+        for commit in commits:
+            postings = tuple(
+                stored_postings(
+                    store,
+                    links.get(commit.sha, []),
+                    url_for=settings.url_for,
+                    threads=threads,
+                )
+            )
+            reviews[commit.sha] = Review(
+                commit, _status(commit, postings, span), postings
+            )
+    return reviews
+
+
+def _status(
+    commit: CommitInfo,
+    postings: Sequence[Posting],
+    span: tuple[datetime, datetime] | None,
+) -> str:
+    if commit.sha == UNCOMMITTED:
+        return NOT_COMMITTED
+    if postings:
+        return MATCHED
+    if span is not None and outside_archive(commit, span):
+        return OUTSIDE
+    return NO_MATCH
+
+
+def _runs(lines: Sequence[BlameLine], reviews: dict[str, Review]) -> list[Run]:
+    """Consecutive lines of one commit, as one run each."""
+    runs: list[Run] = []
+    group: list[BlameLine] = []
+    for line in [*lines, None]:
+        if group and (line is None or line.sha != group[0].sha):
+            runs.append(
+                Run(
+                    start=group[0].number,
+                    end=group[-1].number,
+                    review=reviews[group[0].sha],
+                    lines=tuple(item.text for item in group),
+                )
+            )
+            group = []
+        if line is not None:
+            group.append(line)
+    return runs
+
+
+def _info(commit: BlameCommit) -> CommitInfo:
+    return CommitInfo(
+        sha=commit.sha,
+        subject=commit.summary,
+        author=commit.author,
+        author_date=commit.author_date,
+        commit_date=commit.commit_date,
+        files=(),
+    )
