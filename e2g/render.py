@@ -102,6 +102,7 @@ _NO_REVIEW = {
     "no-match": "no review found",
     "outside-archive": "outside the archive",
     "not-committed": "not committed yet",
+    "not-matched": "not matched yet: run e2g match",
 }
 
 

@@ -33,6 +33,9 @@ MATCHED = "matched"
 NO_MATCH = "no-match"
 OUTSIDE = "outside-archive"  # dated outside the store's mail: no match was possible
 NOT_COMMITTED = "not-committed"  # the work tree's own lines (git's sha 000…)
+NOT_MATCHED = "not-matched"  # no stored answer, and the caller asked for no match
+
+PAGE_LINES = 1000  # lines per page of the web's blame page
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,25 +62,36 @@ class BlameResult:
     path: str
     rev: str | None  # the full sha blamed; None: the work tree
     runs: tuple[Run, ...]
+    total: int  # lines in the whole file
 
 
-def blame(
+def blame(  # noqa: PLR0913 - options are keyword-only
     settings: Settings,
     path: str,
     rev: str | None = None,
     *,
     repo: Path,
     lines: tuple[int, int] | None = None,
+    page: int | None = None,
+    match: bool = True,
 ) -> BlameResult:
-    """The runs of `path` at `rev` (None: the work tree), each with its review."""
+    """The runs of `path` at `rev` (None: the work tree), each with its review.
+
+    Only `lines`, or only page `page` (PAGE_LINES lines each, from 1). With `match`
+    False nothing is matched or stored (the read-only web): a commit without a
+    stored answer is NOT_MATCHED."""
     repository = Repo.open(repo)
     sha = repository.resolve(rev) if rev else None
-    check_range(lines, repository.file_lines(sha, path), path=path)
+    total = repository.file_lines(sha, path)
+    if page is not None:
+        lines = page_range(page, total, path=path)
+    check_range(lines, total, path=path)
     found = repository.blame(sha, path, lines=lines)
-    reviews = find_reviews(
-        settings, repository, [_info(commit) for commit in found.commits]
+    infos = [_info(commit) for commit in found.commits]
+    reviews = find_reviews(settings, repository, infos, match=match)
+    return BlameResult(
+        path=path, rev=sha, runs=tuple(_runs(found.lines, reviews)), total=total
     )
-    return BlameResult(path=path, rev=sha, runs=tuple(_runs(found.lines, reviews)))
 
 
 def history(
@@ -100,6 +114,19 @@ def history(
     return [reviews[info.sha] for info in infos]
 
 
+def page_range(page: int, total: int, *, path: str) -> tuple[int, int] | None:
+    """The lines of page `page` (from 1) of a file of `total` lines."""
+    pages = max(1, -(-total // PAGE_LINES))
+    if page < 1 or page > pages:
+        raise UsageError(
+            f"no page {page} of {path}: it has {pages} page{'' if pages == 1 else 's'} "
+            f"of {PAGE_LINES} lines"
+        )
+    if total == 0:
+        return None
+    return (page - 1) * PAGE_LINES + 1, min(total, page * PAGE_LINES)
+
+
 def check_range(lines: tuple[int, int] | None, total: int, *, path: str) -> None:
     """A line range inside the file, or a UsageError that says the file's size."""
     if lines is None:
@@ -117,10 +144,14 @@ def check_range(lines: tuple[int, int] | None, total: int, *, path: str) -> None
 
 
 def find_reviews(
-    settings: Settings, repository: Repo, commits: Sequence[CommitInfo]
+    settings: Settings,
+    repository: Repo,
+    commits: Sequence[CommitInfo],
+    *,
+    match: bool = True,
 ) -> dict[str, Review]:
     """Each commit's review from the stored links; the commits without a stored
-    answer are matched first, all in one batch, and stored."""
+    answer are matched first (unless not `match`), all in one batch, and stored."""
     key = repo_key(repository)
     shas = [commit.sha for commit in commits if commit.sha != UNCOMMITTED]
     with open_store(settings) as store:
@@ -139,9 +170,11 @@ def find_reviews(
                 "dated within the archive's dates: run `e2g match` in it, or ingest "
                 "the list's archive of those years"
             )
-        match_commits(settings, todo, repo=repository.root)
+        if match:
+            match_commits(settings, todo, repo=repository.root)
     reviews: dict[str, Review] = {}
     with open_store(settings) as store:
+        stored = store.commit_statuses(key, shas)
         links = store.links_of_commits(key, shas)
         threads = thread_links(store)
         for commit in commits:
@@ -153,9 +186,10 @@ def find_reviews(
                     threads=threads,
                 )
             )
-            reviews[commit.sha] = Review(
-                commit, _status(commit, postings, span), postings
-            )
+            status = _status(commit, postings, span)
+            if status == NO_MATCH and not match and commit.sha not in stored:
+                status = NOT_MATCHED
+            reviews[commit.sha] = Review(commit, status, postings)
     return reviews
 
 
