@@ -15,6 +15,7 @@ git.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -22,7 +23,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, NoReturn
 
@@ -437,10 +438,20 @@ def _blame_date(fields: dict[str, str], who: str) -> datetime:
     """An aware datetime in the person's own offset, from "-time" and "-tz"."""
     stamp = fields.get(f"{who}-time", "0")
     moment = datetime.fromtimestamp(int(stamp) if stamp.isdigit() else 0, UTC)
-    try:
-        return moment.astimezone(datetime.strptime(fields[f"{who}-tz"], "%z").tzinfo)
-    except (KeyError, ValueError):  # no offset, or one Python refuses (git: +9959)
-        return moment
+    zone = _offset(fields.get(f"{who}-tz", ""))
+    return moment if zone is None else moment.astimezone(zone)
+
+
+@functools.cache
+def _offset(text: str) -> timezone | None:
+    """git's "+0130" as a timezone (strptime per commit cost 0.06 s of a 340-commit
+    blame); None for one Python refuses (git allows +9959) or none."""
+    if len(text) != 5 or text[0] not in "+-" or not text[1:].isdigit():
+        return None
+    minutes = int(text[1:3]) * 60 + int(text[3:])
+    if minutes >= 24 * 60:
+        return None
+    return timezone((-1 if text[0] == "-" else 1) * timedelta(minutes=minutes))
 
 
 class CommitReader:
