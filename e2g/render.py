@@ -108,7 +108,9 @@ _NO_REVIEW = {
 
 def review_cell(review: Review) -> str:
     """A commit's review in one cell, for `e2g blame` and the blame page:
-    `v3 · io-uring · 12 replies · 2 Reviewed-by`, or why there is none."""
+    `v3 · io-uring · 12 replies · 2 Reviewed-by`, or why there is none. The version
+    and list are the applied posting's; replies and review trailers are counted
+    over all its postings (every version, and the cover letter)."""
     if not review.postings:
         return _NO_REVIEW.get(review.status, review.status)
     applied = next((p for p in review.postings if p.applied), review.postings[0])

@@ -176,12 +176,19 @@ def find_reviews(
     with open_store(settings) as store:
         stored = store.commit_statuses(key, shas)
         links = store.links_of_commits(key, shas)
+        linked = {
+            message.message_id: message
+            for message in store.messages(
+                link.message_id for found in links.values() for link in found
+            )
+        }
         threads = thread_links(store)
         for commit in commits:
             postings = tuple(
                 stored_postings(
                     store,
                     links.get(commit.sha, []),
+                    messages=linked,
                     url_for=settings.url_for,
                     threads=threads,
                 )

@@ -9,7 +9,7 @@ trailers (Reviewed-by, Acked-by, Tested-by) given in replies below it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -164,17 +164,15 @@ def stored_postings(
     store: Store,
     links: Sequence[StoredLink],
     *,
+    messages: Mapping[str, StoredMessage],
     url_for: UrlFor,
     threads: Memo[str, ThreadLinks],
 ) -> list[Posting]:
     """The postings `e2g match` stored for one commit, with their threads' facts as
     the matcher gave them (replies below each posting, the patches themselves not
-    counted), in the matcher's order. A link whose message left the store is
-    skipped."""
-    messages = {
-        message.message_id: message
-        for message in store.messages(link.message_id for link in links)
-    }
+    counted), in the matcher's order. `messages` holds the linked messages by
+    Message-ID (read for many commits at once); a link whose message left the store
+    is skipped."""
     exclude = {link.message_id for link in links if link.method != "cover"}
     postings = [
         to_posting(
