@@ -154,24 +154,7 @@ def find_reviews(
     answer are matched first (unless not `match`), all in one batch, and stored."""
     key = repo_key(repository)
     shas = [commit.sha for commit in commits if commit.sha != UNCOMMITTED]
-    with open_store(settings) as store:
-        if store.max_seq() == 0:
-            raise no_mail(settings)
-        span = store.date_range()
-        stored = store.commit_statuses(key, shas)
-        todo = [sha for sha in shas if sha not in stored]
-        matched_before = store.has_commits(key)
-    if todo:
-        dated = {commit.sha: commit for commit in commits}
-        inside = [sha for sha in todo if span and not outside_archive(dated[sha], span)]
-        if not matched_before and not inside:
-            raise NotMatched(
-                f"{repository.root} was never matched and none of these commits is "
-                "dated within the archive's dates: run `e2g match` in it, or ingest "
-                "the list's archive of those years"
-            )
-        if match:
-            match_commits(settings, todo, repo=repository.root)
+    span = _match_unanswered(settings, repository, commits, match=match)
     reviews: dict[str, Review] = {}
     with open_store(settings) as store:
         stored = store.commit_statuses(key, shas)
@@ -198,6 +181,39 @@ def find_reviews(
                 status = NOT_MATCHED
             reviews[commit.sha] = Review(commit, status, postings)
     return reviews
+
+
+def _match_unanswered(
+    settings: Settings,
+    repository: Repo,
+    commits: Sequence[CommitInfo],
+    *,
+    match: bool,
+) -> tuple[datetime, datetime] | None:
+    """Match (if `match`) and store, in one batch, the commits no earlier run
+    answered; the archive's dates. Refuses a repository never matched whose
+    commits all lie outside those dates: nothing could be found for it."""
+    key = repo_key(repository)
+    dated = {commit.sha: commit for commit in commits if commit.sha != UNCOMMITTED}
+    with open_store(settings) as store:
+        if store.max_seq() == 0:
+            raise no_mail(settings)
+        span = store.date_range()
+        stored = store.commit_statuses(key, list(dated))
+        matched_before = store.has_commits(key)
+    todo = [sha for sha in dated if sha not in stored]
+    if not todo:
+        return span
+    inside = [sha for sha in todo if span and not outside_archive(dated[sha], span)]
+    if not matched_before and not inside:
+        raise NotMatched(
+            f"{repository.root} was never matched and none of these commits is "
+            "dated within the archive's dates: run `e2g match` in it, or ingest "
+            "the list's archive of those years"
+        )
+    if match:
+        match_commits(settings, todo, repo=repository.root)
+    return span
 
 
 def _status(
