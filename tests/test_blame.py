@@ -8,6 +8,7 @@ the clone gets one more commit that moves a function to a new file, which
 from __future__ import annotations
 
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ import pytest
 from e2g import config, errors
 from e2g.api.blame import NOT_COMMITTED, OUTSIDE, blame, history
 from e2g.api.core import ingest, open_store
-from e2g.api.link import link, repo_key
-from e2g.git.repo import Repo
+from e2g.api.link import link, match_commits, repo_key
+from e2g.git.repo import Repo, parse_blame
 from e2g.render import blame_json, link_json, review_cell
 from tests.conftest import SAMPLE, git, sample_repo
 
@@ -217,3 +218,48 @@ def test_unmatched_repository_outside_the_archive_is_refused(sample, tmp_path):
     git(old, "commit", "-q", "-m", "old", env=environment)
     with pytest.raises(errors.NotMatched, match="never matched"):
         blame(settings, "a.c", "HEAD", repo=old)
+
+
+def test_match_commits_matches_exactly_the_shas_given(sample, tmp_path):
+    settings, _ = sample
+    work = sample_repo(tmp_path / "work")
+    key = repo_key(Repo.open(work))
+    wanted = [ETHTOOL, INITIAL]
+    assert match_commits(settings, wanted, repo=work) == 1
+    with open_store(settings) as store:
+        assert store.has_commits(key)
+        everything = Repo.open(work).rev_list()
+        assert set(store.commit_statuses(key, everything)) == set(wanted)
+
+
+PORCELAIN = (
+    b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 1 2\n"
+    b"author Ann\nauthor-mail <ann@example.org>\nauthor-time 1600000000\n"
+    b"author-tz -0230\ncommitter Ann\ncommitter-mail <ann@example.org>\n"
+    b"committer-time 1600000100\ncommitter-tz +9959\nsummary first\n"
+    b"boundary\nfilename a.c\n\tint a;\n"
+    b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 2 2\n"
+    b"\tbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb 1 1 1\n"
+    b"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb 1 3 1\n"
+    b"author Bob\nauthor-mail <bob@example.org>\nauthor-time 1600000200\n"
+    b"author-tz +0000\nsummary second \xff\nprevious "
+    b"cccccccccccccccccccccccccccccccccccccccc a.c\nfilename a.c\n\t\xfe\n"
+)
+
+
+def test_parse_blame_reads_porcelain_and_its_odd_lines():
+    found = parse_blame(PORCELAIN)
+    assert [(line.sha[0], line.number, line.text) for line in found.lines] == [
+        ("a", 1, "int a;"),
+        (
+            "a",
+            2,
+            "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb 1 1 1",
+        ),  # text, not a header
+        ("b", 3, "\ufffd"),
+    ]
+    first, second = found.commits
+    assert (first.summary, first.author.email) == ("first", "ann@example.org")
+    assert first.author_date.utcoffset() == -timedelta(hours=2, minutes=30)
+    assert first.commit_date.timestamp() == 1600000100  # +9959: kept in UTC
+    assert second.summary == "second \ufffd"
