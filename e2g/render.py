@@ -1,6 +1,7 @@
 """The JSON and SVG shapes that the CLI and the web share: every page's JSON twin.
 
-`e2g link --json` and /api/v1/commits (`link_json`), `e2g search --json` and
+`e2g link --json` and /api/v1/commits (`link_json`), `e2g blame --json` and
+/api/v1/blame (`blame_json`, and `review_cell` for the text), `e2g search --json` and
 /api/v1/search's hits (`hit_json`), `e2g stats --json` and /api/v1/stats
 (`stats_json`), `e2g stats --svg` and /stats.svg (`render_svg`), and the messages and
 threads of /api/v1/messages and /api/v1/threads (`message_json`, `thread_json`).
@@ -21,13 +22,14 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from e2g.api.blame import Review, Run
     from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
     from e2g.index.fulltext import SearchHit
     from e2g.ingest.pipeline import IngestReport
-    from e2g.model import LinkResult, StoredMessage
+    from e2g.model import LinkResult, Posting, StoredMessage
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -57,28 +59,7 @@ def link_json(result: LinkResult) -> dict[str, object]:
         "commit_date": commit.commit_date.isoformat(),
         "files": list(commit.files),
         "status": result.status,
-        "postings": [
-            {
-                "message_id": posting.message_id,
-                "list": posting.lists[0] if posting.lists else None,
-                "lists": list(posting.lists),
-                "subject": posting.subject,
-                "date": posting.date.isoformat() if posting.date else None,
-                "author": f"{posting.author.name} <{posting.author.email}>",
-                "version": posting.version,
-                "kind": posting.kind,
-                "applied": posting.applied,
-                "method": posting.method,
-                "score": posting.score,
-                "url": posting.url,
-                "thread_root": posting.thread_root,
-                "replies": posting.replies,
-                "participants": list(posting.participants),
-                "reviewers": list(posting.reviewers),
-                "evidence": [evidence.detail for evidence in posting.evidence],
-            }
-            for posting in result.postings
-        ],
+        "postings": [posting_json(posting) for posting in result.postings],
         "rejected": [
             {
                 "message_id": r.message_id,
@@ -142,6 +123,89 @@ def interdiff_json(found: CommitDiff) -> dict[str, object]:
             }
             for change in found.interdiff.changes
         ],
+    }
+
+
+def posting_json(posting: Posting) -> dict[str, object]:
+    """One posting as `link --json`, `blame --json` and the API give it."""
+    return {
+        "message_id": posting.message_id,
+        "list": posting.lists[0] if posting.lists else None,
+        "lists": list(posting.lists),
+        "subject": posting.subject,
+        "date": posting.date.isoformat() if posting.date else None,
+        "author": f"{posting.author.name} <{posting.author.email}>",
+        "version": posting.version,
+        "kind": posting.kind,
+        "applied": posting.applied,
+        "method": posting.method,
+        "score": posting.score,
+        "url": posting.url,
+        "thread_root": posting.thread_root,
+        "replies": posting.replies,
+        "participants": list(posting.participants),
+        "reviewers": list(posting.reviewers),
+        "evidence": [evidence.detail for evidence in posting.evidence],
+    }
+
+
+# --- blame ----------------------------------------------------------------------------
+
+# A run's review in words, when it has no postings (e2g.api.blame's statuses).
+_NO_REVIEW = {
+    "no-match": "no review found",
+    "outside-archive": "outside the archive",
+    "not-committed": "not committed yet",
+    "not-matched": "not matched yet: run e2g match",
+}
+
+
+def review_cell(review: Review) -> str:
+    """A commit's review in one cell, for `e2g blame` and the blame page:
+    `v3 · io-uring · 12 replies · 2 Reviewed-by`, or why there is none. The version
+    and list are the applied posting's; replies and review trailers are counted
+    over all its postings (every version, and the cover letter)."""
+    if not review.postings:
+        return _NO_REVIEW.get(review.status, review.status)
+    applied = next((p for p in review.postings if p.applied), review.postings[0])
+    first_list = applied.lists[0] if applied.lists else ""
+    replies = sum(posting.replies for posting in review.postings)
+    given = {reviewer for posting in review.postings for reviewer in posting.reviewers}
+    parts = [
+        f"v{applied.version}",
+        *([first_list.split(".", 1)[0]] if first_list else []),
+        f"{replies} repl{'y' if replies == 1 else 'ies'}",
+    ]
+    from e2g.mail.trailers import REVIEW_KEYS  # here: render's import stays cheap
+
+    for key in REVIEW_KEYS:
+        count = sum(reviewer.startswith(f"{key}:") for reviewer in given)
+        if count:
+            parts.append(f"{count} {key}")
+    return " · ".join(parts)
+
+
+def review_json(review: Review) -> dict[str, object]:
+    """A commit and its postings, as `e2g blame --history --json` gives each."""
+    commit = review.commit
+    return {
+        "commit": commit.sha,
+        "subject": commit.subject,
+        "author": f"{commit.author.name} <{commit.author.email}>",
+        "date": commit.author_date.isoformat(),
+        "status": review.status,
+        "postings": [posting_json(posting) for posting in review.postings],
+    }
+
+
+def blame_json(run: Run) -> dict[str, object]:
+    """One run of `e2g blame --json` and `/api/v1/blame`: its lines, its commit
+    and the commit's postings (as `link --json` gives them)."""
+    return {
+        "start": run.start,
+        "end": run.end,
+        **review_json(run.review),
+        "lines": list(run.lines),
     }
 
 

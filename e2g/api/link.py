@@ -189,3 +189,24 @@ def _count(summary: MatchSummary, answer: Matched) -> None:
         return
     summary.matched += 1
     summary.by_method[answer.method] += 1
+
+
+def match_commits(settings: Settings, shas: Sequence[str], *, repo: Path) -> int:
+    """Match exactly `shas` (no history walk; merges skipped) in one batch, as
+    `match` does a range, and store their links; how many were matched. For `e2g
+    blame`: a file's commits that no earlier `match` answered."""
+    repository = Repo.open(repo)
+    dated, _ = repository.dated_commits(shas)
+    with open_store(settings) as store:
+        max_seq, span = store.max_seq(), store.date_range()
+    if max_seq == 0 or not dated:
+        return 0
+    todo = [(sha, span is not None and predates(_utc(t), span[0])) for sha, t in dated]
+    job = batch.Job(partial(_matcher, settings), repository.root, False, span, max_seq)
+    import multiprocessing  # here: only a batch of several commits starts processes
+
+    jobs = 1 if len(todo) < 2 * batch.TASK else min(2, multiprocessing.cpu_count())
+    answers = list(batch.results(job, todo, jobs=jobs))
+    with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
+        writer.write([answer.rows for answer in answers])
+    return sum(answer.method is not None for answer in answers)

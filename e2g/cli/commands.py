@@ -34,6 +34,7 @@ COMMANDS = {
     "link": "link",
     "match": "link",
     "stats": "link",
+    "blame": "blame",
     "serve": "web",
     "help": "manual",
 }

@@ -23,7 +23,14 @@ from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta
 from e2g.model import DateSource, Kind, StoredMessage, Trailer
 
-__all__ = ["Store", "StoreCounts", "StoredMessage", "SubjectLookup", "from_epoch"]
+__all__ = [
+    "Store",
+    "StoreCounts",
+    "StoredLink",
+    "StoredMessage",
+    "SubjectLookup",
+    "from_epoch",
+]
 
 MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
@@ -47,6 +54,18 @@ class StoreCounts:
     lists: int
     threads: int
     series: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLink:
+    """One row of `links`: a posting `e2g match` stored for a commit."""
+
+    commit_sha: str
+    message_id: str
+    method: str
+    score: float
+    applied: bool
+    evidence: tuple[tuple[str, str], ...]  # (signal, detail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -788,6 +807,53 @@ class Store:
             )
         ]
 
+    # -- stored links, by commit (e2g blame) ------------------------------------------
+
+    def commit_statuses(self, repo: str, shas: Sequence[str]) -> dict[str, str]:
+        """The stored status ("matched", "no-match") of those of `shas` that `e2g
+        match` answered for `repo`: one indexed lookup per 500."""
+        found: dict[str, str] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, status in self._connection.execute(
+                f"SELECT sha, status FROM commits WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = str(status)
+        return found
+
+    def links_of_commits(
+        self, repo: str, shas: Sequence[str]
+    ) -> dict[str, list[StoredLink]]:
+        """The stored links of each of `shas` in `repo`: one query per 500."""
+        found: dict[str, list[StoredLink]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            rows = self._connection.execute(
+                "SELECT commit_sha, message_id, method, score, applied, evidence "
+                f"FROM links WHERE repo = ? AND commit_sha IN ({marks})",
+                (repo, *chunk),
+            )
+            for sha, message_id, method, score, applied, evidence in rows:
+                found.setdefault(str(sha), []).append(
+                    StoredLink(
+                        commit_sha=str(sha),
+                        message_id=str(message_id),
+                        method=str(method),
+                        score=float(score),
+                        applied=bool(applied),
+                        evidence=_evidence(evidence),
+                    )
+                )
+        return found
+
+    def has_commits(self, repo: str) -> bool:
+        """Whether `e2g match` ever stored an answer for `repo`."""
+        row = self._connection.execute(
+            "SELECT 1 FROM commits WHERE repo = ? LIMIT 1", (repo,)
+        ).fetchone()
+        return row is not None
+
 
 @dataclass(frozen=True, slots=True)
 class LinkedCommit:
@@ -809,3 +875,16 @@ class MatchedSpan:
     first: datetime
     last: datetime
     commits: int
+
+
+def _evidence(text: str) -> tuple[tuple[str, str], ...]:
+    """link_writer's JSON list of [signal, detail]; anything else is no evidence."""
+    try:
+        pairs = json.loads(text) if text else []
+    except ValueError:
+        return ()
+    return tuple(
+        (str(pair[0]), str(pair[1]))
+        for pair in pairs
+        if isinstance(pair, list) and len(pair) == 2
+    )

@@ -30,6 +30,7 @@ from e2g.matcher.postings import (
     Verdict,
     covers,
     family,
+    posting_order,
     thread_links,
     to_posting,
 )
@@ -230,7 +231,7 @@ class Matcher:
                         threads=self._threads,
                     )
                 )
-        return sorted(postings, key=_posting_order)
+        return sorted(postings, key=posting_order)
 
 
 def _rank(
@@ -253,11 +254,6 @@ def _rank(
         -date,
         -verdict.message.seq,
     )
-
-
-def _posting_order(posting: Posting) -> tuple[int, int, float]:
-    date = posting.date.timestamp() if posting.date else 0.0
-    return (-posting.version, 1 if posting.kind == "cover" else 0, -date)
 
 
 def _rejected(verdicts: Sequence[Verdict]) -> tuple[Rejected, ...]:

@@ -9,11 +9,11 @@ trailers (Reviewed-by, Acked-by, Tested-by) given in replies below it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from e2g.index.store import Store
+from e2g.index.store import Store, StoredLink
 from e2g.mail import threads as thread_rules
 from e2g.mail.threads import replies_below
 from e2g.mail.trailers import REVIEW_KEYS
@@ -152,3 +152,43 @@ def covers(
     seqs = messages.store.cover_seqs(series_ids)
     found = messages.by_seqs(seqs)
     return [found[seq] for seq in seqs if seq in found]
+
+
+def posting_order(posting: Posting) -> tuple[int, int, float]:
+    """Newest version first, a cover after its patches, then newest first."""
+    date = posting.date.timestamp() if posting.date else 0.0
+    return (-posting.version, 1 if posting.kind == "cover" else 0, -date)
+
+
+def stored_postings(
+    store: Store,
+    links: Sequence[StoredLink],
+    *,
+    messages: Mapping[str, StoredMessage],
+    url_for: UrlFor,
+    threads: Memo[str, ThreadLinks],
+) -> list[Posting]:
+    """The postings `e2g match` stored for one commit, with their threads' facts as
+    the matcher gave them (replies below each posting, the patches themselves not
+    counted), in the matcher's order. `messages` holds the linked messages by
+    Message-ID (read for many commits at once); a link whose message left the store
+    is skipped."""
+    exclude = {link.message_id for link in links if link.method != "cover"}
+    postings = [
+        to_posting(
+            store,
+            messages[link.message_id],
+            method=link.method,
+            score=link.score,
+            applied=link.applied,
+            url_for=url_for,
+            evidence=tuple(
+                Evidence(signal, detail) for signal, detail in link.evidence
+            ),
+            threads=threads,
+            exclude=exclude,
+        )
+        for link in links
+        if link.message_id in messages
+    ]
+    return sorted(postings, key=posting_order)

@@ -24,6 +24,7 @@ from e2g.model import LinkResult, Posting
 from e2g.web.render import is_full_sha
 
 if TYPE_CHECKING:
+    from e2g.api.blame import BlameResult, Review, Run
     from e2g.api.reverse import WayBack
     from e2g.api.review import CommitText, PostingReview
 
@@ -50,6 +51,14 @@ class Linking(Protocol):
     def posting_reviews(
         self, settings: Settings, postings: Sequence[Posting]
     ) -> dict[str, PostingReview]: ...
+
+    def blame(
+        self, settings: Settings, path: str, rev: str, *, repo: Path, page: int | None
+    ) -> BlameResult: ...
+
+    def review_cell(self, review: Review) -> str: ...
+
+    def blame_json(self, run: Run) -> dict[str, Any]: ...
 
 
 class ApiLinking:
@@ -83,6 +92,21 @@ class ApiLinking:
         from e2g.api.review import posting_reviews
 
         return posting_reviews(settings, postings)
+
+    def blame(
+        self, settings: Settings, path: str, rev: str, *, repo: Path, page: int | None
+    ) -> BlameResult:
+        """Read-only, as every page: commits `e2g match` never answered are shown
+        as not matched yet, never matched and stored here."""
+        from e2g.api.blame import blame
+
+        return blame(settings, path, rev, repo=repo, page=page, match=False)
+
+    def review_cell(self, review: Review) -> str:
+        return e2g.render.review_cell(review)
+
+    def blame_json(self, run: Run) -> dict[str, Any]:
+        return e2g.render.blame_json(run)
 
 
 def store_signature(settings: Settings) -> tuple[int, ...]:
@@ -194,6 +218,23 @@ def commit_details(
 
     found = context.cached(("commit-page", result.commit.sha), compute)
     assert isinstance(found, CommitPage)
+    return found
+
+
+def blame_result(
+    context: WebContext, links: Linking, path: str, rev: str, page: int | None
+) -> BlameResult:
+    """`blame(path, rev)` page `page` (None: the whole file), cached by full sha
+    while the store is unchanged."""
+    from e2g.api.blame import BlameResult
+
+    def compute() -> BlameResult:
+        return links.blame(context.settings, path, rev, repo=context.repo, page=page)
+
+    if not is_full_sha(rev):
+        return compute()
+    found = context.cached(("blame", rev, path, page), compute)
+    assert isinstance(found, BlameResult)
     return found
 
 

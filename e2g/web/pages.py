@@ -23,6 +23,7 @@ from e2g.web.context import (
     StatsDepth,
     WebContext,
     applied_to,
+    blame_result,
     commit_details,
     link_result,
     linking,
@@ -31,6 +32,7 @@ from e2g.web.context import (
 )
 from e2g.web.render import (
     check_message_id,
+    check_path,
     check_rev,
     message_candidate,
     message_path,
@@ -141,6 +143,30 @@ def commit_page(
         postings=ordered_postings(result, order),
         rejected=result.rejected[:20],
         order=order,
+        box_value=rev,
+    )
+
+
+@router.get("/blame/{rev}/{path:path}")
+def blame_page(
+    rev: str,
+    path: str,
+    context: Context,
+    links: Links,
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> HTMLResponse:
+    """The file at `rev` with a gutter per run: its commit and review, paged."""
+    from e2g.api.blame import PAGE_LINES
+
+    result = blame_result(context, links, check_path(path), check_rev(rev), page)
+    return render(
+        context,
+        "blame.html",
+        result=result,
+        rev=rev,
+        page=page,
+        pages=max(1, -(-result.total // PAGE_LINES)),
+        cell=links.review_cell,
         box_value=rev,
     )
 

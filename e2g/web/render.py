@@ -16,6 +16,7 @@ from e2g.mail import msgid
 
 MAX_REV = 200
 MAX_URL = 2048
+MAX_PATH = 4096  # a file's path in the repository, as git's PATH_MAX
 # A revision we hand to git: no leading "-" (never an option), no ranges, no reflog
 # syntax, nothing a shell or git would read as special.
 _REV = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/~^-]*")
@@ -66,6 +67,19 @@ def check_rev(text: str) -> str:
             "bad-revision",
             "not a commit id: expected a sha (full or abbreviated) or a branch/tag name",
         )
+    return text
+
+
+def check_path(text: str) -> str:
+    """A repository path to hand to git as `rev:path` (git checks it against the
+    tree; it is never joined into a file system path), or BadInput."""
+    if (
+        not text
+        or len(text) > MAX_PATH
+        or text.startswith("/")
+        or any(not char.isprintable() for char in text)
+    ):
+        raise BadInput("bad-path", "not a file path of the repository")
     return text
 
 

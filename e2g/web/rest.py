@@ -22,12 +22,13 @@ from e2g.web.context import (
     StatsDepth,
     WebContext,
     applied_to,
+    blame_result,
     link_result,
     linking,
     stats_result,
     web_context,
 )
-from e2g.web.render import check_message_id, check_rev
+from e2g.web.render import check_message_id, check_path, check_rev
 
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000
@@ -65,6 +66,22 @@ Links = Annotated[Linking, Depends(linking)]
 def commit(rev: str, context: Context, links: Links) -> JSONResponse:
     result = link_result(context, links, check_rev(rev))
     return JSONResponse(links.link_json(result))
+
+
+@router.get(
+    "/blame/{rev}/{path:path}",
+    summary="Each run of a file's lines with its commit's postings (e2g blame --json)",
+)
+def blame(
+    rev: str,
+    path: str,
+    context: Context,
+    links: Links,
+    page: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+) -> JSONResponse:
+    """The whole file, or page `page` (1,000 lines each, as the blame page)."""
+    result = blame_result(context, links, check_path(path), check_rev(rev), page)
+    return JSONResponse([links.blame_json(run) for run in result.runs])
 
 
 @router.get(

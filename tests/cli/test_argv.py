@@ -15,6 +15,7 @@ from tests.conftest import BASE_DATE, SAMPLE, mail, patch_body, sample_repo
 
 COMMANDS = frozenset(
     {
+        "blame",
         "help",
         "ingest",
         "link",
