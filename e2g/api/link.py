@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -28,6 +28,7 @@ from e2g.mail.patch import diff_lines
 from e2g.matcher import batch
 from e2g.matcher.batch import Matched, outside_archive, outside_text, request_for
 from e2g.matcher.cascade import Matcher
+from e2g.matcher.postings import stored_postings, thread_links
 from e2g.matcher.scoring import predates
 from e2g.model import Commit, LinkResult
 
@@ -103,6 +104,8 @@ class MatchSummary:
     # The store holds patches stored before their line weights (schema 3): the
     # matcher reads more of their diffs until `e2g ingest` weighs them.
     unweighed: bool = False
+    done: list[str] = field(default_factory=list)  # the skipped commits, in range order
+    repo: str = ""  # the repository's key in the store
 
     @property
     def rate(self) -> float:
@@ -154,6 +157,8 @@ def match(  # noqa: PLR0913 - options are keyword-only
             if sha not in done
         ]
         summary.skipped = len(dated) - len(todo)
+        summary.done = [sha for sha, _ in dated if sha in done]
+        summary.repo = writer.repo
         pending: list[LinkRows] = []
         job = batch.Job(
             partial(_matcher, settings),
@@ -210,3 +215,34 @@ def match_commits(settings: Settings, shas: Sequence[str], *, repo: Path) -> int
     with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
         writer.write([answer.rows for answer in answers])
     return sum(answer.method is not None for answer in answers)
+
+
+def stored_results(
+    settings: Settings, repo: str, shas: Sequence[str]
+) -> Iterator[LinkResult]:
+    """The answers `e2g match` stored for `shas` of the repository keyed `repo`, as
+    `link` gives them (postings and their threads' facts; no rejected candidates,
+    which are never stored), 500 commits per read."""
+    with open_store(settings) as store:
+        threads = thread_links(store)
+        for start in range(0, len(shas), 500):
+            chunk = shas[start : start + 500]
+            commits = store.stored_commits(repo, chunk)
+            links = store.links_of_commits(repo, chunk)
+            messages = {
+                message.message_id: message
+                for message in store.messages(
+                    link.message_id for found in links.values() for link in found
+                )
+            }
+            for sha in chunk:
+                if sha not in commits:
+                    continue
+                postings = stored_postings(
+                    store,
+                    links.get(sha, []),
+                    messages=messages,
+                    url_for=settings.url_for,
+                    threads=threads,
+                )
+                yield LinkResult(commit=commits[sha], postings=tuple(postings))

@@ -361,6 +361,14 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
             "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
         ),
     ] = 0,
+    all_results: Annotated[
+        bool,
+        typer.Option(
+            "--all-results",
+            help="Print every commit of the range as JSON lines, once each: the "
+            "stored answer of those an earlier run matched too (implies --jsonl).",
+        ),
+    ] = False,
     redo: Annotated[
         bool,
         typer.Option(
@@ -375,6 +383,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
     from e2g.api.link import match as match_range
     from e2g.render import link_json
 
+    jsonl = jsonl or all_results
     with output.ProgressBar("match", enabled=not options(ctx).quiet) as bar:
 
         def on_result(answer: Matched, summary: MatchSummary) -> None:
@@ -395,6 +404,13 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
             on_result=on_result,
             to_json=link_json if jsonl else None,
         )
+        if jsonl and all_results:
+            from e2g.api.link import stored_results
+
+            for result in stored_results(
+                options(ctx).settings(), summary.repo, summary.done
+            ):
+                output.json_line(link_json(result))
     if not options(ctx).quiet:
         output.err(_summary(summary))
         if summary.commits and summary.outside == summary.commits:

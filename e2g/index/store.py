@@ -21,7 +21,7 @@ from typing import Any
 
 from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta
-from e2g.model import DateSource, Kind, StoredMessage, Trailer
+from e2g.model import Address, CommitInfo, DateSource, Kind, StoredMessage, Trailer
 
 __all__ = [
     "Store",
@@ -844,6 +844,34 @@ class Store:
                         applied=bool(applied),
                         evidence=_evidence(evidence),
                     )
+                )
+        return found
+
+    def stored_commits(self, repo: str, shas: Sequence[str]) -> dict[str, CommitInfo]:
+        """What `e2g match` stored of each of `shas` in `repo` (those it answered)."""
+        found: dict[str, CommitInfo] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for (
+                sha,
+                subject,
+                name,
+                email,
+                authored,
+                committed,
+                files,
+            ) in self._connection.execute(
+                "SELECT sha, subject, author_name, author_email, author_date, "
+                f"commit_date, files FROM commits WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = CommitInfo(
+                    sha=str(sha),
+                    subject=str(subject),
+                    author=Address(str(name), str(email)),
+                    author_date=datetime.fromtimestamp(int(authored), UTC),
+                    commit_date=datetime.fromtimestamp(int(committed), UTC),
+                    files=tuple(str(files).split("\n")) if files else (),
                 )
         return found
 

@@ -154,10 +154,18 @@ def covers(
     return [found[seq] for seq in seqs if seq in found]
 
 
-def posting_order(posting: Posting) -> tuple[int, int, float]:
-    """Newest version first, a cover after its patches, then newest first."""
+def posting_order(posting: Posting) -> tuple[int, int, float, bool, str]:
+    """Newest version first, a cover after its patches, then newest first; among
+    copies sent at one moment (cross-posts), the applied one, then by Message-ID, so
+    that a stored answer reads back in the order the matcher gave it."""
     date = posting.date.timestamp() if posting.date else 0.0
-    return (-posting.version, 1 if posting.kind == "cover" else 0, -date)
+    return (
+        -posting.version,
+        1 if posting.kind == "cover" else 0,
+        -date,
+        not posting.applied,
+        posting.message_id,
+    )
 
 
 def stored_postings(

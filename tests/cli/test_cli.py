@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -252,6 +253,24 @@ def test_a_rerun_skips_what_is_done_and_redo_matches_it_again(tmp_path):
     assert redone.returncode == 0, redone.stderr
     assert sorted(redone.stdout.splitlines()) == sorted(answers)
     assert "0 already done" in redone.stderr
+    # --all-results: every commit once, the stored ones as `link` gave them
+    every = e2g(data, "match", "-C", str(repo), "--all-results")
+    assert every.returncode == 0, every.stderr
+    assert f"{len(answers)} already done" in every.stderr
+    by_commit = {answer["commit"]: answer for answer in map(json.loads, answers)}
+    stored = [json.loads(line) for line in every.stdout.splitlines()]
+    assert sorted(answer["commit"] for answer in stored) == sorted(by_commit)
+    unstored = ("rejected", "note")  # the candidates turned down are never stored
+    dates = ("author_date", "commit_date")  # stored as instants: shown in UTC
+
+    def comparable(answer: dict[str, object]) -> dict[str, object]:
+        kept = {k: v for k, v in answer.items() if k not in unstored}
+        for key in dates:
+            kept[key] = datetime.fromisoformat(str(kept[key]))
+        return kept
+
+    for answer in stored:
+        assert comparable(answer) == comparable(by_commit[answer["commit"]])
 
 
 def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
