@@ -1,6 +1,7 @@
 """A real browser against a real server: headless Chromium (Debian's, never a download)
 pastes the sample's demo commit into the box, lands on its page, follows a posting into
-the thread, and saves screenshots (desktop and phone) under the test's tmp dir."""
+the thread, and saves screenshots (desktop and phone) under the test's tmp dir; and from
+a blame page, clicks a run's commit, follows its posting and sees the applied banner."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 
 from e2g import config
 from e2g.api import core as api
+from e2g.api.link import match
 from e2g.web.app import create_app
 from tests.conftest import sample_repo
 
@@ -52,6 +54,8 @@ def sample(
     repo = sample_repo(root / "repo")
     settings = config.resolve(data_dir=root / "data", env={}, home=root / "home")
     api.ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
+    # blame pages are read-only: they show the links `e2g match` stored
+    match(settings, ["HEAD"], repo=repo, jobs=1)
     demo = json.loads((SAMPLE / "expected.json").read_text())["demo_commit"]
     return settings, repo, str(demo)
 
@@ -162,3 +166,42 @@ def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
     )
     for name in ("commit-desktop", "thread-desktop", "commit-phone", "thread-phone"):
         assert (tmp_path / f"{name}.png").stat().st_size > 5_000
+
+
+def test_blame_run_to_commit_to_applied_banner(server: str, sample, tmp_path: Path):
+    """From a line of code to its review and back: blame, click the run, land on the
+    commit, follow its posting, and the thread says which commit applied it."""
+    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
+        pytest.skip("chromium is not installed at /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _, _, demo = sample
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(server + "/blame/HEAD/net/frob_stats.c")
+            runs = page.locator(f'td.gutter a[href="/commit/{demo}"]')
+            assert runs.count() >= 1, "the demo commit wrote runs of frob_stats.c"
+            run = runs.first
+            link = page.locator(f'a[href="/commit/{demo}"]')
+            gutter = page.locator("td.gutter", has=link).first
+            cell = gutter.locator(".review").inner_text()
+            assert "frob-devel" in cell, cell  # the review cell names its list
+            assert "not matched" not in cell and "no review" not in cell, cell
+            page.screenshot(path=str(tmp_path / "blame-desktop.png"), full_page=True)
+            run.click()
+            page.wait_for_url(f"**/commit/{demo}")
+            assert demo in page.locator("code.sha").inner_text()
+            page.locator("a.thread-link").first.click()
+            page.wait_for_url("**/thread/**")
+            banner = page.locator("section.applied")
+            assert banner.count() == 1
+            text = banner.inner_text()
+            assert "Applied" in text, text
+            assert banner.locator(f'a[href="/commit/{demo}"]').count() >= 1, text
+            page.screenshot(path=str(tmp_path / "applied-desktop.png"), full_page=True)
+        finally:
+            browser.close()
+    assert (tmp_path / "blame-desktop.png").stat().st_size > 5_000
