@@ -171,7 +171,7 @@ def reindex(ctx: typer.Context) -> None:
             progress=lambda done: bar.update(status=f"{output.number(done)} docs"),
         )
     if not options(ctx).quiet:
-        output.err(f"{output.number(count)} messages indexed")
+        output.err(f"{output.count(count, 'message')} indexed")
 
 
 def optimize(ctx: typer.Context) -> None:

@@ -138,7 +138,9 @@ def _render_thread(result: LinkResult, settings: Settings) -> None:
         view = thread_view(settings, posting.message_id)
         if view is None:
             continue
-        output.out(f"--- thread of <{posting.message_id}> ({view.total} messages)")
+        output.out(
+            f"--- thread of <{posting.message_id}> ({output.count(view.total, 'message')})"
+        )
         for node in view.nodes:
             for line in _render_node(node):
                 output.out(line)

@@ -86,7 +86,15 @@ def thread_facts(
     exclude: set[str],
     threads: Memo[str, ThreadLinks],
 ) -> ThreadFacts:
-    """Replies below `message` (iteratively, never recursing on mail data)."""
+    """Replies below `message` (iteratively, never recursing on mail data). A cover
+    letter's own series hangs below it but is not review of it: its patches, and the
+    replies to them, are not counted as the cover's."""
+    if message.kind == "cover" and message.series_id is not None:
+        exclude = exclude | {
+            member.message_id
+            for member in store.series_members(message.series_id)
+            if member.message_id != message.message_id
+        }
     links = (
         (message_id, parent, (seq, name, email))
         for seq, message_id, parent, name, email in threads(message.thread_root)

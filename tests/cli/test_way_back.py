@@ -236,3 +236,18 @@ def test_diff_shows_the_maintainers_edit(matched: tuple[Path, Path]) -> None:
     assert '++\t\tethtool_sprintf(&data, "rx_queue_%d_packets", i);' in change["lines"]
     shown = e2g(data, "link", "--diff", "-C", str(repo), V2_PATCH_2)
     assert "the same hunks" in shown.stdout
+
+
+def test_a_cover_letter_counts_replies_to_itself_not_its_series(
+    matched: tuple[Path, Path],
+) -> None:
+    """The extra series' cover has no reply of its own: its two patches hang below it
+    in the thread but are the series, not review of the cover."""
+    data, repo = matched
+    sha = _sha(repo, "mm: round frob pool size")
+    result = e2g(data, "link", "--json", sha)
+    assert result.returncode == 0, result.stderr
+    postings = json.loads(result.stdout)["postings"]
+    (cover,) = [p for p in postings if p["message_id"] == EXTRA_COVER]
+    assert cover["replies"] == 0, cover
+    assert cover["participants"] == [], cover
