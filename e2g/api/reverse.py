@@ -27,7 +27,6 @@ from pathlib import Path
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
-from e2g.mail import msgid
 from e2g.mail.interdiff import Interdiff, compare
 from e2g.matcher.postings import same_author
 from e2g.model import Kind, StoredMessage
@@ -87,19 +86,6 @@ class SeriesTally:
     @property
     def total(self) -> int:
         return len(self.patches)
-
-
-def message_argument(text: str) -> str | None:
-    """The Message-ID `text` names (<id>, id, or an archive URL), or None for anything
-    that reads as a git revision instead (`HEAD@{1}`, `@~2`, `v6.1`, a sha)."""
-    text = text.strip()
-    if "://" in text:
-        return msgid.from_url(text)
-    if text.startswith("<") and text.endswith(">"):
-        return msgid.from_typed(text)
-    if "@{" in text:
-        return None
-    return msgid.from_text(text)
 
 
 def way_back(settings: Settings, message_id: str) -> WayBack:

@@ -178,7 +178,7 @@ def link(  # noqa: PLR0913 - one parameter per command-line option
 ) -> None:
     """Show the postings and threads that carried a commit, or the commit that
     applied a posted patch."""
-    from e2g.api.reverse import message_argument
+    from e2g.mail.msgid import from_argument
 
     arguments = _arguments(revs)
     settings = options(ctx).settings()
@@ -187,7 +187,7 @@ def link(  # noqa: PLR0913 - one parameter per command-line option
         for number, argument in enumerate(arguments):
             if number and not as_json:
                 output.out()
-            message_id = message_argument(argument)
+            message_id = from_argument(argument)
             try:
                 if message_id is not None:
                     found = _way_back(

@@ -13,6 +13,8 @@ depends on where the text comes from, so there is one reader per source:
 - `from_text`: an id found in free text such as a commit trailer: strict
   (local@domain, no "/" or spaces), because a trailer also holds e-mail addresses
   and paths.
+- `from_argument`: an argument of `e2g link`, which names either a message (any of
+  the typed or URL forms) or a git revision (`HEAD@{1}`, `v6.1`, a sha).
 """
 
 from __future__ import annotations
@@ -112,3 +114,16 @@ def from_text(text: str) -> str | None:
     if len(text) > MAX_MESSAGE_ID or _STRICT_ID.fullmatch(text) is None:
         return None
     return text
+
+
+def from_argument(text: str) -> str | None:
+    """The Message-ID `text` names (<id>, id, or an archive URL), or None for anything
+    that reads as a git revision instead (`HEAD@{1}`, `@~2`, `v6.1`, a sha)."""
+    text = text.strip()
+    if "://" in text:
+        return from_url(text)
+    if text.startswith("<") and text.endswith(">"):
+        return from_typed(text)
+    if "@{" in text:
+        return None
+    return from_text(text)
