@@ -64,6 +64,11 @@ _PINNED_CONFIG = (
     "log.showSignature=false",
     "i18n.logOutputEncoding=UTF-8",
 )
+# How much of the packs one git process maps at once. git's default (8 GiB on 64-bit)
+# lets a reader of a whole history map all of it: each of match's two commit readers
+# over git.git (500 MB of packs) grew to 330 MB resident; with 128 MiB, 190 MB and
+# the same speed (15,000 commits read in 11.4 s either way).
+_MEMORY_CONFIG = ("core.packedGitLimit=128m", "core.packedGitWindowSize=32m")
 # `git diff-tree --stdin` reads shas and prints each commit as it arrives, as UTF-8,
 # without notes; it echoes (and flushes) any line that is no object id: a batch
 # ends at such a marker line, so one process serves many batches.
@@ -274,7 +279,11 @@ class Repo:
         return None  # an unborn HEAD: a new repository has no commits yet
 
     def _command(self, arguments: Sequence[str]) -> list[str]:
-        pinned = [item for setting in _PINNED_CONFIG for item in ("-c", setting)]
+        pinned = [
+            item
+            for setting in (*_PINNED_CONFIG, *_MEMORY_CONFIG)
+            for item in ("-c", setting)
+        ]
         return ["git", "-C", str(self._root), *pinned, *arguments]
 
     def _run(self, arguments: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
