@@ -322,21 +322,26 @@ def _file_overlap(
             common = min(count, large.count.get(line, 0))
             if common:
                 shared += common * _weight(line)
-        their_opposite = _side(theirs[1 - side]).count
-        our_opposite = _side(ours[1 - side]).count
-        ours_left = [
-            line
-            for line in (mine.count - other.count).elements()
-            if line not in their_opposite
-        ]
-        theirs_left = [
-            line
-            for line in (other.count - mine.count).elements()
-            if line not in our_opposite
-        ]
+        ours_left = _left_over(mine.count, other.count, _side(theirs[1 - side]).count)
+        theirs_left = _left_over(other.count, mine.count, _side(ours[1 - side]).count)
         if ours_left and theirs_left:
             shared += _fuzzy_overlap(ours_left, theirs_left)
     return shared
+
+
+def _left_over(
+    mine: Counter[str], other: Counter[str], opposite: Counter[str]
+) -> list[str]:
+    """The lines `mine` has more often than `other`, each as often as it is left
+    over, in `mine`'s order, except those `opposite` has (reversals): what
+    `(mine - other).elements()` gives, without building that Counter (which cost
+    12% of a git.git match, benchmarks/scale.py)."""
+    return [
+        line
+        for line, count in mine.items()
+        if line not in opposite
+        for _ in range(count - other.get(line, 0))
+    ]
 
 
 def _edit_credit(ratio: float) -> float:
