@@ -11,7 +11,7 @@ else: no IO, no framework types. It sits between the front ends (`e2g.cli`,
 `e2g.web`) and `e2g.api` in the layers, so the api never imports it: a caller that
 wants JSON made in `e2g match`'s workers passes `link_json` down as a function.
 Importing it is cheap (the api's types are only named for the type checker), so
-`e2g search` still starts without GitPython and the matcher.
+`e2g search` still starts without git and the matcher.
 """
 
 from __future__ import annotations

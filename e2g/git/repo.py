@@ -125,7 +125,9 @@ class Repo:
         """The repository at `path` or its nearest parent, bare or not.
 
         Found by git itself, in one `git rev-parse`: importing GitPython to find it
-        took longer than the rest of `e2g link` (benchmarks/startup.py)."""
+        took longer than the rest of `e2g link` (benchmarks/startup.py), so e2g no
+        longer depends on GitPython (../shared/PACKAGES.md chose it for discovery,
+        config and mailmap; git answers each of those itself)."""
         if not path.exists():
             raise RepoError(f"no such directory: {path}")
         command = [

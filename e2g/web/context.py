@@ -62,7 +62,7 @@ class Linking(Protocol):
 
 
 class ApiLinking:
-    """The real thing, imported on first use: it pulls in GitPython and the matcher.
+    """The real thing, imported on first use: it pulls in the git reader and the matcher.
     The shapes are e2g.render's, as the CLI's."""
 
     def link(self, settings: Settings, rev: str, *, repo: Path) -> LinkResult:
