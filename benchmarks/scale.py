@@ -9,6 +9,9 @@
    (`e2g ingest --json FILE`, as a user types it), polling the store and the index
    from outside: msgs/s per tenth of the archive for each, peak RSS of the process
    tree, store and index size against the mbox's size.
+   The growth control: the last tenth of those messages alone, ingested into a
+   fresh store, and each tenth's MB/s, so that a store slowing as it grows is
+   told apart from later mail being heavier.
 3. Appends the last 1% to the same file and ingests it again: the incremental cost.
 4. Search: in process, newest first and by relevance, for realistic queries drawn from
    the history (authors, subject words, files, dates, kinds), each with the index kept
@@ -113,6 +116,22 @@ def split_archive(archive: Path, workdir: Path) -> tuple[Path, bytes, int, int]:
     return head, bytes(tail), keep, messages
 
 
+def last_tenth(head: Path, kept: int, workdir: Path) -> tuple[Path, int, list[int]]:
+    """The last tenth of the ingested messages as a file of its own (the growth
+    control), how many messages that is, and the bytes of each tenth."""
+    size = max(1, kept // 10)
+    sizes = [0] * 10
+    control = workdir / "last-tenth.mbox"
+    with control.open("wb", buffering=1 << 20) as out:
+        for number, entry in enumerate(entries(head)):
+            if number >= kept:
+                break
+            sizes[min(9, number * 10 // kept)] += len(entry)
+            if number >= kept - size:
+                out.write(entry)
+    return control, size, sizes
+
+
 # --- watching a run from outside ------------------------------------------------------
 
 
@@ -121,6 +140,11 @@ class Progress:
     """(seconds since start, store messages, index documents) samples."""
 
     samples: list[tuple[float, int, int]] = field(default_factory=list)
+
+    def rate(self, total: int, column: int) -> float:
+        """Messages/s over the whole run of `column` (from its tenths)."""
+        rates = self.tenths(total, column)
+        return total * len(rates) / 10 / sum(total / 10 / rate for rate in rates)
 
     def tenths(self, total: int, column: int) -> list[float]:
         """Messages/s within each tenth of `total`, from the samples of `column`
@@ -425,6 +449,31 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
     result["data_dir_share"] = round(
         size_of(data) / size_of(head), 3
     )  # of the mbox it was built from
+
+    # Later mail may be larger (git.git's later patches are): the same messages'
+    # rate in a fresh store, and each tenth's MB/s, tell a store that slows as it
+    # grows from mail that is heavier to parse.
+    control, control_count, sizes = last_tenth(head, kept, workdir)
+    note(f"the last tenth alone ({control_count:,} messages) into a fresh store ...")
+    _, fresh = run_ingest(
+        workdir / "data-control", control, workdir / "logs" / "control"
+    )
+    fresh_rate = fresh.rate(control_count, 1)
+    by_bytes = [
+        size / 1e6 / (kept / 10 / rate)
+        for size, rate in zip(sizes, stored, strict=False)
+    ]
+    result |= {
+        "store_mb_per_s_by_tenth": [round(r, 2) for r in by_bytes],
+        "last_tenth_vs_first_by_mb": round(by_bytes[-1] / by_bytes[0], 2)
+        if by_bytes
+        else None,
+        "last_tenth_fresh_store_msgs_per_s": round(fresh_rate),
+        "last_tenth_vs_fresh_store": round(stored[-1] / fresh_rate, 2)
+        if stored
+        else None,
+    }
+    shutil.rmtree(workdir / "data-control", ignore_errors=True)
 
     with head.open("ab") as out:
         out.write(tail)

@@ -94,6 +94,7 @@ def test_tenths_interpolate_between_samples() -> None:
         50,
     ]
     assert len(progress.tenths(100, 2)) == 2  # the index got to a fifth only
+    assert round(progress.rate(100, 1)) == 33  # 100 messages in 3 s
 
 
 def test_a_small_run_measures_everything_and_finds_the_truth(
@@ -125,6 +126,9 @@ def test_a_small_run_measures_everything_and_finds_the_truth(
     assert figures["index_documents"] == figures["store_messages"]
     assert figures["ingested_first"] < figures["messages"]
     assert len(figures["store_msgs_per_s_by_tenth"]) == 10
+    assert len(figures["store_mb_per_s_by_tenth"]) == 10
+    assert figures["last_tenth_fresh_store_msgs_per_s"] > 0
+    assert figures["last_tenth_vs_fresh_store"] > 0
     assert figures["index_lag"] == 0 and figures["warnings"] == []
     assert 0 < figures["data_dir_share"] < 5
     assert figures["recall"] >= 0.9 and figures["wrong_links"] == 0
