@@ -144,6 +144,8 @@ class Progress:
     def rate(self, total: int, column: int) -> float:
         """Messages/s over the whole run of `column` (from its tenths)."""
         rates = self.tenths(total, column)
+        if not rates:
+            return 0.0
         return total * len(rates) / 10 / sum(total / 10 / rate for rate in rates)
 
     def tenths(self, total: int, column: int) -> list[float]:
@@ -459,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
         workdir / "data-control", control, workdir / "logs" / "control"
     )
     fresh_rate = fresh.rate(control_count, 1)
+    fresh_index_rate = fresh.rate(control_count, 2)
     by_bytes = [
         size / 1e6 / (kept / 10 / rate)
         for size, rate in zip(sizes, stored, strict=False)
@@ -470,7 +473,16 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
         else None,
         "last_tenth_fresh_store_msgs_per_s": round(fresh_rate),
         "last_tenth_vs_fresh_store": round(stored[-1] / fresh_rate, 2)
-        if stored
+        if stored and fresh_rate
+        else None,
+        # A message is ingested once the index has it too: the index's column is
+        # the rate of complete ingest (the store runs ahead of it).
+        "index_last_tenth_vs_first": round(indexed[-1] / indexed[0], 2)
+        if len(indexed) == 10
+        else None,
+        "last_tenth_fresh_index_msgs_per_s": round(fresh_index_rate),
+        "index_last_tenth_vs_fresh": round(indexed[-1] / fresh_index_rate, 2)
+        if len(indexed) == 10 and fresh_index_rate
         else None,
     }
     shutil.rmtree(workdir / "data-control", ignore_errors=True)
