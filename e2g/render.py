@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from e2g.api.blame import Review, Run
+    from e2g.api.core import SearchHit
     from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
-    from e2g.index.fulltext import SearchHit
     from e2g.ingest.pipeline import IngestReport
     from e2g.model import LinkResult, Posting, StoredMessage
 

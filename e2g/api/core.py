@@ -7,7 +7,7 @@ model or result objects; nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -20,8 +20,9 @@ from e2g.index.store import Store, StoreCounts
 CATCH_UP_LIMIT = 20_000
 
 if TYPE_CHECKING:
-    from e2g.index.fulltext import SearchHit
+    from e2g.index.fulltext import Found
     from e2g.ingest.pipeline import IngestReport, ProgressCallback
+    from e2g.model import StoredMessage
 
 
 def now() -> datetime:
@@ -105,6 +106,31 @@ def counts(settings: Settings) -> StoreCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A message a search found, as the store holds it (the index keeps only the
+    Message-ID: see e2g.index.fulltext)."""
+
+    message_id: str
+    subject: str
+    author_name: str
+    author_email: str
+    lists: tuple[str, ...]
+    date: datetime | None
+    kind: str  # the kind `is:` finds (mail.subject.search_kind)
+    version: int
+    files: tuple[str, ...]
+    thread_root: str | None
+    score: float  # 0.0 when sorted by date
+    # Where `date` came from when not from the Date: header, and what it said.
+    date_source: str = "header"
+    date_raw: str = ""
+
+    @property
+    def date_corrected(self) -> bool:
+        return self.date_source != "header"
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: list[SearchHit]
     total: int
@@ -142,22 +168,45 @@ def search(  # noqa: PLR0913
             if lag:
                 caught, note = _catch_up(settings, lag, allowed=catch_up)
                 lag = indexing.lag(store, fulltext)
-            hits, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
-        hits = _date_sources(store, hits)
+            found, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
+        hits = _hits(store, found)
     if lag and note is None:
         note = _behind(lag)
     return SearchResult(hits, total, lag, caught, note if lag else None)
 
 
-def _date_sources(store: Store, hits: list[SearchHit]) -> list[SearchHit]:
-    """The hits, those with a sanitised date saying so (the index keeps dates only)."""
-    corrected = store.date_corrections([hit.message_id for hit in hits])
+def _hits(store: Store, found: Sequence[Found]) -> list[SearchHit]:
+    """The page of hits, read from the store in one query; a message the index
+    still has but the store no longer does (deleted since) is left out."""
+    messages = {
+        message.message_id: message
+        for message in store.messages(item.message_id for item in found)
+    }
     return [
-        replace(hit, date_source=found[0], date_raw=found[1])
-        if (found := corrected.get(hit.message_id))
-        else hit
-        for hit in hits
+        _hit(messages[item.message_id], item.score)
+        for item in found
+        if item.message_id in messages
     ]
+
+
+def _hit(message: StoredMessage, score: float) -> SearchHit:
+    from e2g.mail.subject import search_kind
+
+    return SearchHit(
+        message_id=message.message_id,
+        subject=message.subject,
+        author_name=message.author_name,
+        author_email=message.author_email,
+        lists=message.lists,
+        date=message.date,
+        kind=str(search_kind(message.kind, message.subject)),
+        version=message.version,
+        files=message.files,
+        thread_root=message.thread_root,
+        score=score,
+        date_source=str(message.date_source),
+        date_raw=message.date_raw,
+    )
 
 
 def _catch_up(settings: Settings, lag: int, *, allowed: bool) -> tuple[int, str | None]:

@@ -28,7 +28,7 @@ from e2g.model import StoredMessage, Trailer
 from .core import open_store
 
 if TYPE_CHECKING:  # the full-text index (Whoosh) stays off the web's import path
-    from e2g.index.fulltext import SearchHit
+    from e2g.api.core import SearchHit
 
 PAGE_BUDGET = 4 * 1024 * 1024  # characters of bodies and diffs per thread view
 MAX_DIFF_SHOWN = 512 * 1024  # characters of one diff shown inline; the raw mail has all

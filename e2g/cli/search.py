@@ -11,7 +11,7 @@ from e2g.cli import output
 from e2g.cli.context import NOTHING_FOUND, ExitCode, options
 
 if TYPE_CHECKING:
-    from e2g.index.fulltext import SearchHit
+    from e2g.api.core import SearchHit
 
 
 class Sort(StrEnum):

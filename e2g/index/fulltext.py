@@ -1,12 +1,14 @@
 """The full-text index: one Whoosh document per message, derived from the store.
 
 This is the only module in e2g that imports Whoosh, and no Whoosh type leaves it: the
-pipeline hands in `IndexDoc`s, searches come back as `SearchHit`s, and queries arrive as
-text parsed by `index.query`. `IndexDoc` and `SearchHit` are not copies of
-`model.StoredMessage`: they are what the index holds and answers (a dozen fields,
-bodies only when indexed, and what a hit shows without reading the store), so
-answering from the index needs neither the store's rows nor the model. The SQLite store is the record; this index is derived and
-can be rebuilt from the store at any time (`rebuild`, behind `e2g reindex`).
+pipeline hands in `IndexDoc`s, searches come back as `Found` (a Message-ID and its
+score), and queries arrive as text parsed by `index.query`. The index stores nothing
+but each document's Message-ID: what a hit shows (subject, author, lists, date,
+files, thread) is read from the store for the page of hits (`api.core.search`, one
+query), which every search opened anyway. Until index format 4 the index kept its
+own copy of those fields: 39% of the index at 200k messages (68 of 175 MB), pickled
+per document on every write. The SQLite store is the record; this index is derived
+and can be rebuilt from the store at any time (`rebuild`, behind `e2g reindex`).
 
 Consistency with the store: documents are built only from rows the store committed,
 and how far the index has followed the store (its `IndexMark`: the highest message
@@ -61,13 +63,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 import whoosh.index
 import whoosh.query as wq
 from whoosh.analysis import RegexTokenizer, Token, Tokenizer
 from whoosh.columns import NumericColumn
-from whoosh.fields import COLUMN, ID, NUMERIC, STORED, TEXT, Schema
+from whoosh.fields import COLUMN, ID, NUMERIC, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.reading import SegmentReader
 from whoosh.searching import Searcher
@@ -79,7 +81,7 @@ from e2g.index import query as ql
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3  # bump when the schema or the analysis changes: old indexes need a reindex
+FORMAT = 4  # bump when the schema or the analysis changes: old indexes need a reindex
 SIDECAR = "e2g-index.json"
 REBUILD_BATCH = 50_000  # docs per commit in rebuild: bounds memory, fewer merges
 MERGE_FACTOR = 8  # segments of one size tier before they merge (see _merge_tiers)
@@ -130,27 +132,11 @@ class IndexMark:
         return IndexMark(max(self.seq, other.seq), max(self.change, other.change))
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    message_id: str
-    subject: str
-    author_name: str
-    author_email: str
-    lists: tuple[str, ...]
-    date: datetime | None
-    kind: str
-    version: int
-    files: tuple[str, ...]
-    thread_root: str | None
-    score: float  # 0.0 when sorted by date
-    # Filled from the store by api.search: where `date` came from when not from the
-    # Date: header, and what that header said.
-    date_source: str = "header"
-    date_raw: str = ""
+class Found(NamedTuple):
+    """A document a search found: its Message-ID, and its score (0.0 by date)."""
 
-    @property
-    def date_corrected(self) -> bool:
-        return self.date_source != "header"
+    message_id: str
+    score: float
 
 
 class _Tokens(Tokenizer):  # type: ignore[misc]
@@ -204,13 +190,8 @@ def _schema() -> Schema:
     # No positions anywhere: Whoosh's positional phrase matching costs ~0.2 ms per
     # candidate; phrases match adjacent-pair terms instead (see analysis.pair_tokens).
     return Schema(
-        message_id=ID(stored=True, unique=True),
-        subject=TEXT(
-            analyzer=WordTokenizer(),
-            phrase=False,
-            stored=True,
-            field_boost=SUBJECT_BOOST,
-        ),
+        message_id=ID(stored=True, unique=True),  # the only stored field
+        subject=TEXT(analyzer=WordTokenizer(), phrase=False, field_boost=SUBJECT_BOOST),
         subject_pairs=TEXT(
             analyzer=PairTokenizer(), phrase=False, field_boost=SUBJECT_BOOST
         ),
@@ -218,20 +199,15 @@ def _schema() -> Schema:
         body=TEXT(analyzer=WordTokenizer(), phrase=False),
         body_pairs=TEXT(analyzer=PairTokenizer(), phrase=False),
         author=TEXT(analyzer=lines, phrase=False),
-        author_name=STORED(),
-        author_email=STORED(),
         lists=TEXT(analyzer=lines, phrase=False),
-        list_ids=STORED(),
         # Seconds since 1970 (0 = undated): a column, read as an array for sorting and
         # for date ranges, which as tiered term ranges cost ~1 s on 100k documents.
         date=COLUMN(NumericColumn("q", default=0)),
-        timestamp=STORED(),
-        kind=ID(stored=True),  # what is: finds (mail.subject.search_kind)
+        kind=ID(),  # what is: finds (mail.subject.search_kind)
         has=ID(),  # "diff" for a message that carries one
-        version=NUMERIC(int, bits=16, shift_step=0, stored=True),
+        version=NUMERIC(int, bits=16, shift_step=0),
         files=TEXT(analyzer=lines, phrase=False),
-        paths=STORED(),
-        thread_root=ID(stored=True),
+        thread_root=ID(),
     )
 
 
@@ -243,18 +219,14 @@ def _fields(doc: IndexDoc) -> dict[str, Any]:
         "subject_pairs": doc.subject,
         "subject_key": doc.subject_key,
         "author": "\n".join(analysis.author_tokens(doc.author_name, doc.author_email)),
-        "author_name": doc.author_name,
-        "author_email": doc.author_email,
         "lists": "\n".join(analysis.list_tokens(doc.lists)),
-        "list_ids": tuple(doc.lists),
-        "kind": str(doc.kind),  # a plain str: Whoosh pickles stored fields
+        "kind": str(doc.kind),
         "version": max(0, min(doc.version, ql.MAX_VERSION)),
         "files": "\n".join(analysis.path_tokens(doc.files)),
-        "paths": tuple(doc.files),
     }
     if doc.date is not None:
         stamp = max(_timestamp(doc.date), 1)  # 0 means undated
-        fields.update(date=stamp, timestamp=stamp)
+        fields["date"] = stamp
     if doc.thread_root:
         fields["thread_root"] = doc.thread_root
     if doc.diff:
@@ -268,23 +240,6 @@ def _timestamp(moment: datetime) -> int:
     if moment.tzinfo is None:  # the model promises aware UTC; be safe, not local
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp())
-
-
-def _hit(fields: dict[str, Any], score: float) -> SearchHit:
-    stamp = fields.get("timestamp")
-    return SearchHit(
-        message_id=fields["message_id"],
-        subject=fields.get("subject", ""),
-        author_name=fields.get("author_name", ""),
-        author_email=fields.get("author_email", ""),
-        lists=tuple(fields.get("list_ids", ())),
-        date=datetime.fromtimestamp(stamp, UTC) if stamp is not None else None,
-        kind=fields.get("kind", ""),
-        version=int(fields.get("version", 1)),
-        files=tuple(fields.get("paths", ())),
-        thread_root=fields.get("thread_root"),
-        score=score,
-    )
 
 
 # --- query translation: index.query's tree to Whoosh queries -------------------------
@@ -536,7 +491,7 @@ class Fulltext:
 
     def search(
         self, query: str, *, limit: int = 20, offset: int = 0, sort: str = "date"
-    ) -> tuple[list[SearchHit], int]:
+    ) -> tuple[list[Found], int]:
         """Hits `offset`..`offset+limit` and the total; newest first or by relevance.
 
         Raises QueryError for a query that cannot be parsed or a bad sort/limit.
@@ -554,7 +509,10 @@ class Fulltext:
         else:
             page, total = self._relevant(searcher, plan, offset + limit)
             page = page[offset:]
-        return [_hit(searcher.stored_fields(n), score) for n, score in page], total
+        return [
+            Found(str(searcher.stored_fields(n)["message_id"]), score)
+            for n, score in page
+        ], total
 
     def _relevant(
         self, searcher: Searcher, plan: Plan, wanted: int

@@ -411,23 +411,6 @@ class Store:
             found.extend(self._select(f"message_id IN ({marks})", chunk))
         return found
 
-    def date_corrections(
-        self, message_ids: Sequence[str]
-    ) -> dict[str, tuple[str, str]]:
-        """(date_source, date_raw) of those of `message_ids` whose date was not taken
-        from their Date: header (one indexed lookup per 500)."""
-        found: dict[str, tuple[str, str]] = {}
-        ids = list(dict.fromkeys(message_ids))
-        for start in range(0, len(ids), 500):
-            marks, chunk = in_list(ids[start : start + 500])
-            for message_id, source, raw in self._connection.execute(
-                "SELECT message_id, date_source, date_raw FROM messages "
-                f"WHERE message_id IN ({marks}) AND date_source != 'header'",
-                chunk,
-            ):
-                found[str(message_id)] = (str(source), str(raw or ""))
-        return found
-
     def raw(self, seq: int) -> bytes | None:
         """The message's bytes as the archive held them (None: not stored)."""
         part = self._raw_part(seq)
