@@ -461,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
     # grows from mail that is heavier to parse.
     control, control_count, sizes = last_tenth(head, kept, workdir)
     note(f"the last tenth alone ({control_count:,} messages) into a fresh store ...")
+    # A fresh store: one left by an interrupted run would skip every message.
+    shutil.rmtree(workdir / "data-control", ignore_errors=True)
     _, fresh = run_ingest(
         workdir / "data-control", control, workdir / "logs" / "control"
     )
