@@ -138,7 +138,35 @@ def match(  # noqa: PLR0913 - options are keyword-only
     started = time.monotonic()
     repository = Repo.open(repo)
     dated, merges = repository.dated_rev_list(revs, all_refs=all_refs)
-    summary = MatchSummary(merges=merges)
+    return _match_dated(
+        settings,
+        repository,
+        dated,
+        MatchSummary(merges=merges),
+        started=started,
+        ignore_trailers=ignore_trailers,
+        jobs=jobs,
+        redo=redo,
+        on_result=on_result,
+        to_json=to_json,
+    )
+
+
+def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
+    settings: Settings,
+    repository: Repo,
+    dated: Sequence[tuple[str, int]],
+    summary: MatchSummary,
+    *,
+    started: float,
+    ignore_trailers: bool = False,
+    jobs: int = 0,
+    redo: bool = False,
+    on_result: Callable[[Matched, MatchSummary], None] | None = None,
+    to_json: Callable[[LinkResult], dict[str, object]] | None = None,
+) -> MatchSummary:
+    """Match the non-merge commits `dated` ((sha, commit time) pairs) and store
+    their links, BATCH commits per write: the loop of `match` and `match_commits`."""
     with open_store(settings) as store:
         max_seq = store.max_seq()
         span = store.date_range()
@@ -200,21 +228,23 @@ def match_commits(settings: Settings, shas: Sequence[str], *, repo: Path) -> int
     """Match exactly `shas` (no history walk; merges skipped) in one batch, as
     `match` does a range, and store their links; how many were matched. For `e2g
     blame`: a file's commits that no earlier `match` answered."""
+    started = time.monotonic()
     repository = Repo.open(repo)
     dated, _ = repository.dated_commits(shas)
-    with open_store(settings) as store:
-        max_seq, span = store.max_seq(), store.date_range()
-    if max_seq == 0 or not dated:
+    if not dated:
         return 0
-    todo = [(sha, span is not None and predates(_utc(t), span[0])) for sha, t in dated]
-    job = batch.Job(partial(_matcher, settings), repository.root, False, span, max_seq)
-    import multiprocessing  # here: only a batch of several commits starts processes
-
-    jobs = 1 if len(todo) < 2 * batch.TASK else min(2, multiprocessing.cpu_count())
-    answers = list(batch.results(job, todo, jobs=jobs))
-    with LinkWriter(settings.store_path, repo=repo_key(repository)) as writer:
-        writer.write([answer.rows for answer in answers])
-    return sum(answer.method is not None for answer in answers)
+    # A few commits match faster here than worker processes start.
+    jobs = 1 if len(dated) < 2 * batch.TASK else 0
+    summary = _match_dated(
+        settings,
+        repository,
+        dated,
+        MatchSummary(),
+        started=started,
+        jobs=jobs,
+        redo=True,
+    )
+    return summary.matched
 
 
 def stored_results(
