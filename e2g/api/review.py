@@ -19,7 +19,7 @@ from pathlib import Path
 from e2g.api.threads import ThreadNode, ThreadView, thread_view
 from e2g.config import Settings
 from e2g.git.repo import Repo
-from e2g.model import Kind, Posting
+from e2g.model import FileStatus, Kind, Posting
 
 MAX_MESSAGE = 64 * 1024  # characters of a commit message shown
 MAX_DIFF_LINES = 4000  # diff lines shown on the page; `git show` has the rest
@@ -37,6 +37,7 @@ class FileDiff:
     removed: int
     binary: bool
     lines: tuple[str, ...] | None  # None: past the part of the diff that is shown
+    deleted: bool = False  # the commit deleted the file: it is not in its tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,7 @@ def commit_text(sha: str, *, repo: Path) -> CommitText | None:
                 removed=change.removed,
                 binary=change.binary,
                 lines=lines,
+                deleted=change.status is FileStatus.DELETED,
             )
         )
     return CommitText(

@@ -89,3 +89,22 @@ def test_large_file_is_paged(hostile):
     assert client.get(f"/blame/{sha}/big.c?page=4").status_code == 400
     whole = client.get(f"/api/v1/blame/{sha}/big.c").json()
     assert whole[-1]["end"] == 2500
+
+
+def test_a_deleted_file_links_to_its_blame_at_the_parent(web_data, tmp_path):
+    """A file the commit deleted is not in its tree: its link blames the parent,
+    where the deleted lines still are, and that page exists."""
+    repo = tmp_path / "repo"
+    git(tmp_path, "clone", "-q", str(web_data.repo), str(repo))
+    git(repo, "rm", "-q", "mm/frob.c")
+    git(repo, "commit", "-q", "-m", "mm: drop frob")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    app = create_app(web_data.settings, repo=Path(repo))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        page = client.get(f"/commit/{sha}")
+        assert page.status_code == 200, page.text
+        assert f'href="/blame/{sha}~1/mm/frob.c"' in page.text
+        assert f'href="/blame/{sha}/mm/frob.c"' not in page.text
+        before = client.get(f"/blame/{sha}~1/mm/frob.c")
+        assert before.status_code == 200, before.text
+        assert "\treturn 2;" in before.text
