@@ -127,6 +127,11 @@ def ingest(
             f"the store is complete but the search index lacks {output.number(report.index_lag)} "
             f"of its messages ({report.index_problem}): run `e2g reindex`"
         )
+    if report.index_problem:  # nothing new to index, but the index is unusable
+        raise IndexBehind(
+            f"the store is complete but the search index cannot be used "
+            f"({report.index_problem})"
+        )
 
 
 def _plain_size(paths: list[str]) -> int | None:

@@ -305,3 +305,25 @@ def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
     (row,) = [json.loads(line) for line in lines.stdout.splitlines()]
     assert row["status"] == "no-match" and row["files"] == ["a.c"]
     assert "outside the archive" in row["note"]
+
+
+def test_an_index_of_an_older_format_is_said_even_with_nothing_new(tmp_path, archive):
+    """An upgrade that changed the index's format: re-running the same ingest has
+    nothing to add, yet the index cannot serve a search; ingest says so (exit 3),
+    in --json too, and search says what to run."""
+    data = tmp_path / "d"
+    assert e2g(data, "-q", "ingest", str(archive)).returncode == 0
+    sidecar = data / "fulltext" / "e2g-index.json"
+    mark = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**mark, "format": mark["format"] - 1}))
+    again = e2g(data, "ingest", "--json", str(archive))
+    assert again.returncode == 3, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["new"] == 0 and summary["index_lag"] == 0
+    assert "e2g reindex" in summary["index_problem"]
+    assert again.stderr.startswith("e2g: error: ")
+    assert "e2g reindex" in again.stderr and "cannot be used" in again.stderr
+    assert_one_line_error(e2g(data, "search", "frob"), 1, "e2g reindex")
+    assert e2g(data, "-q", "reindex").returncode == 0
+    assert e2g(data, "ingest", "-q", str(archive)).returncode == 0
+    assert e2g(data, "search", "frob").returncode == 0
