@@ -25,7 +25,7 @@ from e2g.api.link import match_commits, outside_archive, repo_key
 from e2g.config import Settings
 from e2g.errors import NotMatched, UsageError
 from e2g.git.repo import UNCOMMITTED, BlameCommit, BlameLine, Repo
-from e2g.matcher.postings import stored_postings, thread_links
+from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.model import CommitInfo, Posting, commit_info
 
 # A run's status: its commit's stored answer, or why there can be none.
@@ -158,24 +158,11 @@ def find_reviews(
     reviews: dict[str, Review] = {}
     with open_store(settings) as store:
         stored = store.commit_statuses(key, shas)
-        links = store.links_of_commits(key, shas)
-        linked = {
-            message.message_id: message
-            for message in store.messages(
-                link.message_id for found in links.values() for link in found
-            )
-        }
-        threads = thread_links(store)
+        found = stored_postings_of(
+            store, key, shas, url_for=settings.url_for, threads=thread_links(store)
+        )
         for commit in commits:
-            postings = tuple(
-                stored_postings(
-                    store,
-                    links.get(commit.sha, []),
-                    messages=linked,
-                    url_for=settings.url_for,
-                    threads=threads,
-                )
-            )
+            postings = tuple(found.get(commit.sha, ()))
             status = _status(commit, postings, span)
             if status == NO_MATCH and not match and commit.sha not in stored:
                 status = NOT_MATCHED

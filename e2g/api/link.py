@@ -28,7 +28,7 @@ from e2g.mail.patch import diff_lines
 from e2g.matcher import batch
 from e2g.matcher.batch import Matched, outside_archive, outside_text, request_for
 from e2g.matcher.cascade import Matcher
-from e2g.matcher.postings import stored_postings, thread_links
+from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.matcher.scoring import predates
 from e2g.model import Commit, LinkResult
 
@@ -258,21 +258,11 @@ def stored_results(
         for start in range(0, len(shas), 500):
             chunk = shas[start : start + 500]
             commits = store.stored_commits(repo, chunk)
-            links = store.links_of_commits(repo, chunk)
-            messages = {
-                message.message_id: message
-                for message in store.messages(
-                    link.message_id for found in links.values() for link in found
-                )
-            }
+            found = stored_postings_of(
+                store, repo, chunk, url_for=settings.url_for, threads=threads
+            )
             for sha in chunk:
-                if sha not in commits:
-                    continue
-                postings = stored_postings(
-                    store,
-                    links.get(sha, []),
-                    messages=messages,
-                    url_for=settings.url_for,
-                    threads=threads,
-                )
-                yield LinkResult(commit=commits[sha], postings=tuple(postings))
+                if sha in commits:
+                    yield LinkResult(
+                        commit=commits[sha], postings=tuple(found.get(sha, ()))
+                    )

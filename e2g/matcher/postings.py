@@ -176,6 +176,31 @@ def posting_order(posting: Posting) -> tuple[int, int, float, bool, str]:
     )
 
 
+def stored_postings_of(
+    store: Store,
+    repo: str,
+    shas: Sequence[str],
+    *,
+    url_for: UrlFor,
+    threads: Memo[str, ThreadLinks],
+) -> dict[str, list[Posting]]:
+    """`stored_postings` of each of `shas` (of the repository keyed `repo`) that has
+    stored links, their links and linked messages read for all of them at once."""
+    links = store.links_of_commits(repo, shas)
+    messages = {
+        message.message_id: message
+        for message in store.messages(
+            link.message_id for found in links.values() for link in found
+        )
+    }
+    return {
+        sha: stored_postings(
+            store, found, messages=messages, url_for=url_for, threads=threads
+        )
+        for sha, found in links.items()
+    }
+
+
 def stored_postings(
     store: Store,
     links: Sequence[StoredLink],
