@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import options
+from e2g.cli.context import RepoOption, options
 from e2g.errors import UsageError
 
 if TYPE_CHECKING:
@@ -84,15 +84,7 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
             show_default=False,
         ),
     ] = None,
-    repo: Annotated[
-        Path,
-        typer.Option(
-            "--repo",
-            "-C",
-            help="The git repository (default: the current directory).",
-            show_default=False,
-        ),
-    ] = Path(),
+    repo: RepoOption = Path(),
     as_json: Annotated[
         bool,
         typer.Option("--json", help="One JSON object per run (JSON lines)."),

@@ -46,3 +46,14 @@ ExitCode = Annotated[
         help=f"Exit with {NOTHING_FOUND} when nothing is found (for scripts).",
     ),
 ]
+
+# `-C REPO` of the commands that read a repository (git's own `-C`).
+RepoOption = Annotated[
+    Path,
+    typer.Option(
+        "--repo",
+        "-C",
+        help="The git repository (default: the current directory).",
+        show_default=False,
+    ),
+]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import NOTHING_FOUND, ExitCode, options
+from e2g.cli.context import NOTHING_FOUND, ExitCode, RepoOption, options
 from e2g.errors import E2gError, OutputError, UsageError
 
 if TYPE_CHECKING:
@@ -22,15 +22,6 @@ if TYPE_CHECKING:
     from e2g.config import Settings
     from e2g.model import LinkResult, Posting
 
-RepoOption = Annotated[
-    Path,
-    typer.Option(
-        "--repo",
-        "-C",
-        help="The git repository (default: the current directory).",
-        show_default=False,
-    ),
-]
 IgnoreTrailers = Annotated[
     bool,
     typer.Option(
