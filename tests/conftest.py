@@ -137,6 +137,25 @@ def sample_repo(target: Path) -> Path:
     return target
 
 
+# Every archive of the bundled sample, as `e2g ingest` takes them.
+SAMPLE_ARCHIVES = (
+    SAMPLE / "frob-devel.mbox",
+    SAMPLE / "frob-net.mbox.gz",
+    SAMPLE / "pipermail",
+)
+
+
+def sample_store(root: Path) -> tuple[config.Settings, Path]:
+    """Settings of a data dir under `root` holding all the sample's archives, and a
+    clone of the sample repository (not matched)."""
+    from e2g.api.core import ingest
+
+    repo = sample_repo(root / "repo")
+    settings = config.resolve(data_dir=root / "data", env={}, home=root)
+    ingest(settings, [str(path) for path in SAMPLE_ARCHIVES], workers=1)
+    return settings, repo
+
+
 def commit_object(repo: Path, message: bytes, *, identity: bytes) -> str:
     """A commit of the index's tree on HEAD with `message` bytes as they are, written
     as an object (git commit would re-encode a message that is not UTF-8); HEAD

@@ -15,11 +15,11 @@ import pytest
 
 from e2g import config, errors
 from e2g.api.blame import NOT_COMMITTED, OUTSIDE, blame, history
-from e2g.api.core import ingest, open_store
+from e2g.api.core import open_store
 from e2g.api.link import link, match_commits, repo_key
 from e2g.git.repo import Repo, parse_blame
 from e2g.render import blame_json, link_json, review_cell
-from tests.conftest import SAMPLE, git, sample_repo
+from tests.conftest import git, sample_repo, sample_store
 
 ETHTOOL = "285e9ca71b2039a5cfb794bd15d5b9de4dc7f6b7"  # v1 and v2 posted, v2 applied
 UAF = "ea02043c"  # the maintainer edited a line when applying it
@@ -57,15 +57,7 @@ def move_function(repo: Path) -> str:
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[config.Settings, Path]:
-    root = tmp_path_factory.mktemp("blame")
-    repo = sample_repo(root / "repo")
-    settings = config.resolve(data_dir=root / "data", env={}, home=root)
-    archives = [
-        SAMPLE / "frob-devel.mbox",
-        SAMPLE / "frob-net.mbox.gz",
-        SAMPLE / "pipermail",
-    ]
-    ingest(settings, [str(path) for path in archives], workers=1)
+    settings, repo = sample_store(tmp_path_factory.mktemp("blame"))
     move_function(repo)
     return settings, repo
 

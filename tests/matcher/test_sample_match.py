@@ -9,27 +9,17 @@ from pathlib import Path
 import pytest
 
 from e2g import config
-from e2g.api.core import ingest
 from e2g.api.link import link, match
 from e2g.api.stats import stats
 from e2g.render import link_json, render_svg
-from tests.conftest import SAMPLE, sample_repo
+from tests.conftest import SAMPLE, sample_store
 
 EXPECTED = json.loads((SAMPLE / "expected.json").read_text())
 
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[config.Settings, Path]:
-    root = tmp_path_factory.mktemp("sample")
-    repo = sample_repo(root / "repo")
-    settings = config.resolve(data_dir=root / "data", env={}, home=root)
-    archives = [
-        SAMPLE / "frob-devel.mbox",
-        SAMPLE / "frob-net.mbox.gz",
-        SAMPLE / "pipermail",
-    ]
-    ingest(settings, [str(path) for path in archives], workers=1)
-    return settings, repo
+    return sample_store(tmp_path_factory.mktemp("sample"))
 
 
 @pytest.mark.parametrize("case", EXPECTED["commits"], ids=lambda case: case["sha"][:10])
