@@ -67,27 +67,18 @@ def test_completion_script_and_answers() -> None:
     assert script.returncode == 0, script.stderr
     assert "_E2G_COMPLETE" in script.stdout and "e2g" in script.stdout
     assert "--install-completion" in e2g("-h").stdout
-    commands = e2g(
+    assert _complete("e2g sea") == ["search"]
+    assert _complete("e2g search --thr") == ["--thread"]
+    assert _complete("e2g he") == ["help"]
+
+
+def _complete(words: str) -> list[str]:
+    """What bash completion offers for the last of `words`, as typer answers it."""
+    found = e2g(
         env={
             "_E2G_COMPLETE": "complete_bash",
-            "COMP_WORDS": "e2g sea",
-            "COMP_CWORD": "1",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - 1),
         }
     )
-    assert commands.stdout.split() == ["search"]
-    options = e2g(
-        env={
-            "_E2G_COMPLETE": "complete_bash",
-            "COMP_WORDS": "e2g search --thr",
-            "COMP_CWORD": "2",
-        }
-    )
-    assert options.stdout.split() == ["--thread"]
-    topics = e2g(
-        env={
-            "_E2G_COMPLETE": "complete_bash",
-            "COMP_WORDS": "e2g he",
-            "COMP_CWORD": "1",
-        }
-    )
-    assert topics.stdout.split() == ["help"]
+    return found.stdout.split()
