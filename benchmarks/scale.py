@@ -102,35 +102,48 @@ def entries(path: Path) -> Iterator[bytes]:
         yield bytes(entry)
 
 
-def split_archive(archive: Path, workdir: Path) -> tuple[Path, bytes, int, int]:
-    """The first 99% of the messages as the file to ingest, and the rest's bytes."""
+@dataclass
+class Split:
+    """The archive cut for the run, from one pass over it."""
+
+    head: Path  # the first 99% of the messages: the file to ingest
+    tail: bytes  # the rest, appended later for the incremental ingest
+    kept: int  # messages in `head`
+    messages: int  # messages in the archive
+    control: Path  # the last tenth of `head`, alone: the growth control
+    control_count: int
+    tenth_bytes: list[int]  # bytes of each tenth of `head`
+
+
+def split_archive(archive: Path, workdir: Path) -> Split:
+    """The file to ingest, the rest's bytes, and the growth control's file."""
     messages = sum(1 for _ in entries(archive))
     keep = messages - max(1, int(messages * INCREMENT))
-    head = workdir / "ingested.mbox"
+    control_count = max(1, keep // 10)
+    split = Split(
+        head=workdir / "ingested.mbox",
+        tail=b"",
+        kept=keep,
+        messages=messages,
+        control=workdir / "last-tenth.mbox",
+        control_count=control_count,
+        tenth_bytes=[0] * 10,
+    )
     tail = bytearray()
-    with head.open("wb", buffering=1 << 20) as out:
+    with (
+        split.head.open("wb", buffering=1 << 20) as out,
+        split.control.open("wb", buffering=1 << 20) as control,
+    ):
         for number, entry in enumerate(entries(archive)):
-            if number < keep:
-                out.write(entry)
-            else:
+            if number >= keep:
                 tail += entry
-    return head, bytes(tail), keep, messages
-
-
-def last_tenth(head: Path, kept: int, workdir: Path) -> tuple[Path, int, list[int]]:
-    """The last tenth of the ingested messages as a file of its own (the growth
-    control), how many messages that is, and the bytes of each tenth."""
-    size = max(1, kept // 10)
-    sizes = [0] * 10
-    control = workdir / "last-tenth.mbox"
-    with control.open("wb", buffering=1 << 20) as out:
-        for number, entry in enumerate(entries(head)):
-            if number >= kept:
-                break
-            sizes[min(9, number * 10 // kept)] += len(entry)
-            if number >= kept - size:
-                out.write(entry)
-    return control, size, sizes
+                continue
+            out.write(entry)
+            split.tenth_bytes[min(9, number * 10 // keep)] += len(entry)
+            if number >= keep - control_count:
+                control.write(entry)
+    split.tail = bytes(tail)
+    return split
 
 
 # --- watching a run from outside ------------------------------------------------------
@@ -419,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
         json.loads(line)
         for line in archive.with_suffix(".truth.jsonl").read_text().splitlines()
     ]
-    head, tail, kept, messages = split_archive(archive, workdir)
+    split = split_archive(archive, workdir)
+    head, tail, kept, messages = split.head, split.tail, split.kept, split.messages
     data = workdir / "data"
     shutil.rmtree(data, ignore_errors=True)
     result: dict[str, object] = {
@@ -459,7 +473,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
     # Later mail may be larger (git.git's later patches are): the same messages'
     # rate in a fresh store, and each tenth's MB/s, tell a store that slows as it
     # grows from mail that is heavier to parse.
-    control, control_count, sizes = last_tenth(head, kept, workdir)
+    control, control_count, sizes = (
+        split.control,
+        split.control_count,
+        split.tenth_bytes,
+    )
     note(f"the last tenth alone ({control_count:,} messages) into a fresh store ...")
     # A fresh store: one left by an interrupted run would skip every message.
     shutil.rmtree(workdir / "data-control", ignore_errors=True)
