@@ -24,7 +24,9 @@ def e2g(
         capture_output=True,
         text=True,
         env=env,
-        cwd=cwd,
+        # Never the checkout: a test that forgets -C must fail here, not find
+        # whatever objects the developer's own repository happens to hold.
+        cwd=cwd if cwd is not None else data.parent,
         timeout=120,
     )
 

@@ -245,7 +245,7 @@ def test_a_cover_letter_counts_replies_to_itself_not_its_series(
     in the thread but are the series, not review of the cover."""
     data, repo = matched
     sha = _sha(repo, "mm: round frob pool size")
-    result = e2g(data, "link", "--json", sha)
+    result = e2g(data, "link", "--json", "-C", str(repo), sha)
     assert result.returncode == 0, result.stderr
     postings = json.loads(result.stdout)["postings"]
     (cover,) = [p for p in postings if p["message_id"] == EXTRA_COVER]
