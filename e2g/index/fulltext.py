@@ -65,7 +65,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
 
+# isort: off
+import e2g.index.whoosh_imports  # noqa: F401 - before any Whoosh module: see there
 import whoosh.index
+
+# isort: on
 import whoosh.query as wq
 from whoosh.analysis import RegexTokenizer, Token, Tokenizer
 from whoosh.columns import NumericColumn

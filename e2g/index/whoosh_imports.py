@@ -1,0 +1,74 @@
+"""Whoosh, imported without the dependencies it loads but never runs for e2g.
+
+- `whoosh.compat` re-exports `urllib.request.urlretrieve` (used nowhere in Whoosh),
+  and importing `urllib.request` pulls in http.client, ssl and the email package;
+- `whoosh.reading` takes `cached_property` from a backport that imports asyncio, for
+  one property; `functools.cached_property` is the same decorator for that use;
+- `whoosh.query.terms` imports `whoosh.lang.morph_en` (six large regular expressions
+  compiled at import) for the `Variations` query, which e2g never builds.
+
+Together they were 39 ms of every search process (importing the Whoosh modules e2g
+uses: 62 ms, 23 ms with the stand-ins), a quarter of the 150 ms a whole `e2g search`
+may take (`benchmarks/startup.py`, sample store: 177 ms before, 150 ms after).
+
+So `load()` imports those Whoosh modules with stand-ins in `sys.modules` and takes
+the stand-ins out again at once: a later `import urllib.request` (uvicorn's, say)
+gets the real module, and a stand-in's function imports the real one on first call.
+A stand-in is not placed when its real module is already loaded.
+
+`e2g.index.fulltext` imports this module before any Whoosh module; it is the only
+one that does.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+# Each module Whoosh imports and e2g does not need: the names Whoosh takes from it.
+_DEFERRED = {
+    "urllib.request": ("urlretrieve",),
+    "whoosh.lang.morph_en": ("variations",),
+}
+
+
+def _deferred(module: str, name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def _stand_in(name: str) -> types.ModuleType:
+    module = types.ModuleType(name, "e2g's stand-in while Whoosh is imported")
+    if name == "cached_property":
+        module.cached_property = functools.cached_property  # type: ignore[attr-defined]
+    for attribute in _DEFERRED.get(name, ()):
+        setattr(module, attribute, _deferred(name, attribute))
+    return module
+
+
+def load() -> None:
+    """Import the Whoosh modules that need stand-ins; the rest import as usual."""
+    if "whoosh.compat" in sys.modules:
+        return
+    placed = [
+        name for name in (*_DEFERRED, "cached_property") if name not in sys.modules
+    ]
+    for name in placed:
+        sys.modules[name] = _stand_in(name)
+    try:
+        import whoosh.compat  # noqa: F401, PLC0415
+        import whoosh.query.terms  # noqa: F401, PLC0415
+        import whoosh.reading  # noqa: F401, PLC0415
+    finally:
+        for name in placed:
+            del sys.modules[name]
+
+
+load()
