@@ -1,6 +1,6 @@
 """The JSON and SVG shapes that the CLI and the web share: every page's JSON twin.
 
-`e2g link --json` and /api/v1/commits (`link_json`), `e2g blame --json` and
+`e2g link --json` and /api/v1/commits (`link_json`, plus `commit_page_json` there), `e2g blame --json` and
 /api/v1/blame (`blame_json`, and `review_cell` for the text), `e2g search --json` and
 /api/v1/search's hits (`hit_json`), `e2g stats --json` and /api/v1/stats
 (`stats_json`), `e2g stats --svg` and /stats.svg (`render_svg`), and the messages and
@@ -17,6 +17,7 @@ Importing it is cheap (the api's types are only named for the type checker), so
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from datetime import datetime
 from html import escape
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from e2g.api.blame import Review, Run
     from e2g.api.core import SearchHit
     from e2g.api.reverse import CommitDiff, WayBack
+    from e2g.api.review import CommitText, PostingReview
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
@@ -70,6 +72,50 @@ def link_json(result: LinkResult) -> dict[str, object]:
             for r in result.rejected
         ],
         "note": result.note,
+    }
+
+
+def commit_page_json(
+    text: CommitText | None, reviews: Mapping[str, PostingReview]
+) -> dict[str, object]:
+    """What /api/v1/commits adds to `link_json`, as the commit page shows it: the
+    commit message, the diff per file (None for a merge), and each posting's review
+    excerpts (the replies' own first lines and the trailers they gave)."""
+    return {
+        "message": None if text is None else text.message,
+        "diff": None
+        if text is None
+        else {
+            "files": [
+                {
+                    "path": change.path,
+                    "added": change.added,
+                    "removed": change.removed,
+                    "binary": change.binary,
+                    "deleted": change.deleted,
+                    "lines": None if change.lines is None else list(change.lines),
+                }
+                for change in text.files
+            ],
+            "more_files": text.more_files,
+            "cut": text.cut,
+        },
+        "reviews": {
+            message_id: {
+                "excerpts": [
+                    {
+                        "message_id": excerpt.message_id,
+                        "author": excerpt.author,
+                        "date": iso(excerpt.date),
+                        "lines": list(excerpt.lines),
+                        "trailers": list(excerpt.reviews),
+                    }
+                    for excerpt in review.excerpts
+                ],
+                "more": review.more,
+            }
+            for message_id, review in reviews.items()
+        },
     }
 
 

@@ -15,7 +15,14 @@ from pydantic import BaseModel
 from e2g import errors
 from e2g.api import core as api
 from e2g.api import threads
-from e2g.render import hit_json, message_json, stats_json, thread_json, way_back_json
+from e2g.render import (
+    commit_page_json,
+    hit_json,
+    message_json,
+    stats_json,
+    thread_json,
+    way_back_json,
+)
 from e2g.web.context import (
     Linking,
     StatsBy,
@@ -23,6 +30,7 @@ from e2g.web.context import (
     WebContext,
     applied_to,
     blame_result,
+    commit_details,
     link_result,
     linking,
     stats_result,
@@ -61,11 +69,15 @@ Links = Annotated[Linking, Depends(linking)]
 
 @router.get(
     "/commits/{rev:path}",
-    summary="A commit and every posting of its patch (e2g link --json)",
+    summary="A commit and every posting of its patch (e2g link --json), with its "
+    "message, diff and review excerpts (the commit page's)",
 )
 def commit(rev: str, context: Context, links: Links) -> JSONResponse:
     result = link_result(context, links, check_rev(rev))
-    return JSONResponse(links.link_json(result))
+    details = commit_details(context, links, result)
+    return JSONResponse(
+        links.link_json(result) | commit_page_json(details.text, details.reviews)
+    )
 
 
 @router.get(

@@ -26,8 +26,9 @@ def test_commit_is_the_link_json_object(client, web_data: WebData):
     response = client.get(f"/api/v1/commits/{web_data.sha}")
     assert response.status_code == 200
     expected = link_json(link(web_data.settings, web_data.sha, repo=web_data.repo))
-    assert response.json() == expected
     body = response.json()
+    assert {key: body[key] for key in expected} == expected
+    assert set(body) - set(expected) == {"message", "diff", "reviews"}
     assert body["status"] == "matched"
     by_id = {posting["message_id"]: posting for posting in body["postings"]}
     assert set(by_id) == {"patch-v1@example.org", "patch-v2@example.org"}
@@ -37,6 +38,37 @@ def test_commit_is_the_link_json_object(client, web_data: WebData):
         "Bob Reviewer" in reviewer
         for reviewer in by_id["patch-v2@example.org"]["reviewers"]
     )
+
+
+def test_commit_carries_the_commit_pages_message_diff_and_review(
+    client, web_data: WebData
+):
+    """The JSON twin of the commit page: what a reviewer reads there, a script
+    can read here."""
+    body = client.get(f"/api/v1/commits/{web_data.sha}").json()
+    assert body["message"].startswith("Because two is better.")
+    assert "Signed-off-by: Alice Example <alice@example.org>" in body["message"]
+    (change,) = body["diff"]["files"]
+    assert (change["path"], change["added"], change["removed"]) == ("mm/frob.c", 1, 1)
+    assert (change["binary"], change["deleted"]) == (False, False)
+    assert "+\treturn 2;" in change["lines"]
+    assert "-\treturn 1;" in change["lines"]
+    assert (body["diff"]["more_files"], body["diff"]["cut"]) == (0, False)
+    assert body["reviews"]["patch-v1@example.org"] == {"excerpts": [], "more": 0}
+    review = body["reviews"]["patch-v2@example.org"]
+    by_author = {excerpt["author"]: excerpt for excerpt in review["excerpts"]}
+    bob = next(e for author, e in by_author.items() if "Bob Reviewer" in author)
+    assert bob["lines"] == ["Looks right to me."]
+    assert bob["trailers"] == ["Reviewed-by: Bob Reviewer <bob@example.org>"]
+    assert bob["date"].startswith("20")
+
+
+def test_a_commit_nobody_posted_has_its_message_and_no_reviews(
+    client, web_data: WebData
+):
+    body = client.get(f"/api/v1/commits/{web_data.unposted}").json()
+    assert body["postings"] == [] and body["reviews"] == {}
+    assert body["diff"]["files"][0]["path"] == "kernel/quiet.c"
 
 
 def test_abbreviated_and_symbolic_revisions(client, web_data: WebData):
