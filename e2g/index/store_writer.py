@@ -78,6 +78,9 @@ class StoreWriter:
         self._series = SeriesAssigner(self.connection)
         self._deleted_high = int(read_meta(self.connection, DELETED_SEQ_KEY) or 0)
         self._raw: list[RawPart] = []  # this batch's, until its blocks
+        # (list, source) -> places.id, valid inside the batch that read it: a batch
+        # that rolls back may have inserted the place it remembers.
+        self._places: dict[tuple[str, str], int] = {}
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -163,6 +166,7 @@ class StoreWriter:
         """Write one batch and the source's checkpoint in a single transaction."""
         result = BatchResult()
         self._raw = []  # nothing of a batch that failed before its blocks
+        self._places = {}
         with transaction(self.connection, self.path):
             self.codec.maybe_train(
                 [item.raw.data for item in items if not item.deleted]
@@ -222,9 +226,27 @@ class StoreWriter:
 
     def _add_sighting(self, seq: int, item: BatchItem) -> None:
         self.connection.execute(
-            "INSERT OR IGNORE INTO sightings(seq, list, source, position) VALUES (?, ?, ?, ?)",
-            (seq, item.list_name, item.raw.origin.source, item.raw.origin.position),
+            "INSERT OR IGNORE INTO seen(seq, place, position) VALUES (?, ?, ?)",
+            (
+                seq,
+                self._place(item.list_name, item.raw.origin.source),
+                item.raw.origin.position,
+            ),
         )
+
+    def _place(self, list_name: str, source: str) -> int:
+        """The id of the (list, archive) pair a message was seen in, made on first use."""
+        key = (list_name, source)
+        found = self._places.get(key)
+        if found is None:
+            self.connection.execute(
+                "INSERT OR IGNORE INTO places(list, source) VALUES (?, ?)", key
+            )
+            row = self.connection.execute(
+                "SELECT id FROM places WHERE list = ? AND source = ?", key
+            ).fetchone()
+            found = self._places[key] = int(row[0])
+        return found
 
     def _insert(self, item: BatchItem) -> int:
         message = item.message

@@ -185,6 +185,57 @@ def test_raw_mail_stored_one_by_one_before_schema_5_still_reads(tmp_path: Path) 
     assert store_sql(path, "SELECT COUNT(*) FROM raw_parts")[0][0] == 1
 
 
+def test_sightings_of_schema_7_move_to_places_and_read_the_same(
+    tmp_path: Path,
+) -> None:
+    """Schema 8 names each (list, archive) once; a store written before keeps every
+    sighting, reads them as before through the `sightings` view, and new mail joins
+    the places already there."""
+    path = tmp_path / "s.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;" + ";".join(MIGRATIONS[:7]) + ";PRAGMA user_version = 7;COMMIT;"
+    )
+    for seq in (1, 2):
+        old.execute(
+            "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
+            "author_name, author_email, date_raw, date_source, thread_root, kind, "
+            "body) VALUES (?, ?, 's', 's', 's', 'A', 'a@example.org', '', 'none', ?, "
+            "'other', '')",
+            (seq, f"old{seq}@example.org", f"old{seq}@example.org"),
+        )
+    rows = [
+        (1, "frob-devel", "/archives/frob-devel.mbox", "0"),
+        (1, "netdev", "/srv/inbox/netdev/git/0.git", "a" * 40),  # a cross-post
+        (2, "frob-devel", "/archives/frob-devel.mbox", "5120"),
+        (2, "frob-devel", "/archives/frob-devel.mbox", "9000"),  # a resend
+    ]
+    old.executemany("INSERT INTO sightings VALUES (?, ?, ?, ?)", rows)
+    old.close()
+    connection = connect(path)
+    assert connection.execute("SELECT COUNT(*) FROM places").fetchone()[0] == 2
+    assert sorted(connection.execute("SELECT * FROM sightings").fetchall()) == rows
+    tables = {
+        name
+        for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+        )
+    }
+    assert "sightings" not in tables and {"places", "seen"} <= tables
+    connection.close()
+    item = _item(3)
+    with StoreWriter(path) as writer:
+        writer.write_batch([item], source="t", token=None, now=NOW)
+        writer.write_batch([item], source="t", token=None, now=NOW)  # idempotent
+    places = store_sql(path, "SELECT list, source FROM places ORDER BY id")
+    assert places[2:] == [("frob-devel", "test.mbox")]
+    assert store_sql(
+        path,
+        "SELECT s.list, s.source, s.position FROM sightings s "
+        "JOIN messages m ON m.seq = s.seq WHERE m.message_id = 'msg3@example.org'",
+    ) == [("frob-devel", "test.mbox", "3")]
+
+
 def _base64_patch(number: int) -> BatchItem:
     import base64
 
