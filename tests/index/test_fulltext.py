@@ -789,3 +789,33 @@ def test_boolean_queries_agree_with_set_arithmetic(
 @pytest.fixture(scope="module")
 def many(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
     return _many(tmp_path_factory.mktemp("many"))
+
+
+def test_lengths_read_into_memory_answer_as_whooshs_reader(tmp_path: Path) -> None:
+    """The segment writer's lengths come from memory (fulltext._LengthsInMemory):
+    every document's length in every field, and the default for a field without
+    lengths, equal what Whoosh's reader of the same segment answers."""
+    from e2g.index import fulltext
+
+    docs = (
+        *DOCS,
+        make_doc("long@x", " ".join(f"word{n}" for n in range(300))),
+        make_doc("empty@x", ""),
+    )
+    built = build(tmp_path / "ix", docs)
+    whoosh_index = built._index
+    (segment,) = whoosh_index._segments()
+    reader = segment.codec().per_document_reader(whoosh_index.storage, segment)
+    ours = fulltext._LengthsInMemory(reader)
+    fields = [*whoosh_index.schema.names(), "message_id"]
+    compared = 0
+    for number in range(segment.doc_count()):
+        for name in fields:
+            assert ours.doc_field_length(number, name, 7) == reader.doc_field_length(
+                number, name, 7
+            ), (number, name)
+            compared += 1
+    assert compared >= len(docs) * 10
+    # Whoosh keeps a length in one byte: 300 words read back as about 300
+    assert max(ours.doc_field_length(n, "subject") or 0 for n in range(len(docs))) > 250
+    assert ours.doc_count() == len(docs)  # everything else is the reader's own
