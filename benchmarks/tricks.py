@@ -16,6 +16,12 @@ machine should be otherwise idle.
   `model.Compact.__reduce__` against the dataclass default.
 - search, date column: reading the index's date column for newest-first sorting
   through Whoosh's column file directly against the public per-document reader.
+- index, lengths in memory: building the full-text index of the store's first
+  `--docs` messages with `fulltext._LengthsInMemory` against Whoosh's own reader of
+  the new segment's lengths (one seek per posting).
+- import, Whoosh stand-ins: a new process importing the Whoosh modules e2g uses, with
+  `index.whoosh_imports`' stand-ins against without (whole process, as each
+  `e2g search` pays it).
 
 Tricks this removed (2026-12-04, liburing, 600 commits, 5 rounds): padding SQL IN
 lists to a power of two saved 1.7% of a match run, and a ForkingPickler reducer for
@@ -27,6 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -186,6 +194,47 @@ def column_runs(count: int) -> dict[str, Callable[[], object]]:
     return {"shipped": lambda: fulltext._date_values(searcher), "public reader": public}
 
 
+def lengths_runs(data_dir: Path, count: int) -> dict[str, Callable[[], object]]:
+    from e2g.ingest.indexing import index_doc
+
+    with Store(data_dir / "store.sqlite3") as store:
+        docs = []
+        for stored in store.iter_messages():
+            docs.append(index_doc(stored, body=None))
+            if len(docs) == count:
+                break
+
+    def build() -> None:
+        directory = Path(tempfile.mkdtemp(prefix="e2g-tricks-"))
+        try:
+            fulltext.rebuild(directory / "fulltext", iter(docs))
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def whooshs_reader() -> None:
+        with patched(fulltext, "_LengthsInMemory", lambda reader: reader):
+            build()
+
+    return {"shipped": build, "Whoosh's reader": whooshs_reader}
+
+
+WHOOSH_MODULES = (
+    "import whoosh.index, whoosh.query, whoosh.analysis, whoosh.columns, "
+    "whoosh.fields, whoosh.filedb.filestore, whoosh.reading, whoosh.searching, "
+    "whoosh.writing"
+)
+
+
+def import_runs() -> dict[str, Callable[[], object]]:
+    def process(code: str) -> Callable[[], object]:
+        return lambda: subprocess.run([sys.executable, "-c", code], check=True)
+
+    return {
+        "shipped": process(f"import e2g.index.whoosh_imports; {WHOOSH_MODULES}"),
+        "plain imports": process(WHOOSH_MODULES),
+    }
+
+
 def report(name: str, best: dict[str, float], as_json: bool) -> None:
     shipped = best["shipped"]
     for other, seconds in best.items():
@@ -241,6 +290,16 @@ def main(argv: list[str] | None = None) -> int:
     report(
         "search, date column",
         best_of(options.rounds, column_runs(options.docs)),
+        options.json,
+    )
+    report(
+        "index, lengths in memory",
+        best_of(options.rounds, lengths_runs(options.data_dir, options.docs)),
+        options.json,
+    )
+    report(
+        "import, Whoosh stand-ins",
+        best_of(max(options.rounds, 10), import_runs()),
         options.json,
     )
     return 0

@@ -821,7 +821,8 @@ class _LengthsInMemory:
     Whoosh asks it for the field length of every posting it writes (to keep each
     block's shortest and longest document), and its own reader answers each from
     the column file on disk, seeking per call, and stats a file for every field
-    without lengths: 19% of the index process's time (`benchmarks/tricks.py`).
+    without lengths. Reading them once saves 17% of building an index (identical
+    files; `benchmarks/tricks.py`, 20,000 io-uring messages: 7.49 s -> 6.21 s).
     """
 
     def __init__(self, reader: Any) -> None:

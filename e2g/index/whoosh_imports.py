@@ -9,7 +9,8 @@
 
 Together they were 39 ms of every search process (importing the Whoosh modules e2g
 uses: 62 ms, 23 ms with the stand-ins), a quarter of the 150 ms a whole `e2g search`
-may take (`benchmarks/startup.py`, sample store: 177 ms before, 150 ms after).
+may take (`benchmarks/startup.py`, sample store: 177 ms before, 150 ms after;
+`benchmarks/tricks.py`: a process importing them, 105 ms plain, 61 ms with these).
 
 So `load()` imports those Whoosh modules with stand-ins in `sys.modules` and takes
 the stand-ins out again at once: a later `import urllib.request` (uvicorn's, say)
