@@ -269,11 +269,6 @@ class Plan:
     # a negation): each is evaluated as a set of document numbers every hit is in.
     within: tuple[ql.Clause, ...] = ()
 
-    def keeps(self, stamp: int) -> bool:
-        if self.window and not self.window[0] <= stamp <= self.window[1]:
-            return False
-        return not any(low <= stamp <= high for low, high in self.excluded)
-
 
 def translate(parsed: ql.Query) -> Plan:
     """The plan for a parsed query; all clauses must match."""
@@ -418,6 +413,64 @@ def _column_array(column: Any, count: int) -> array[int]:
     return chunk
 
 
+SPAN = 4_096  # documents per span of the date column's summary
+
+
+class DateColumn:
+    """Every document's date (`values`, by document number, 0 = undated), and which
+    documents lie in a date window.
+
+    Mail is indexed roughly in date order (archives are read oldest first), so most
+    spans of SPAN consecutive documents lie wholly inside or wholly outside a window.
+    The lowest and highest date of each span, found once per searcher, settle those
+    spans without a look at each document; only spans across an edge of the window
+    are read date by date. At 1M messages, `d:2006` went from 61 ms to ~3 ms once
+    the summary was made (a one-off ~40 ms, paid again only by the next searcher).
+    """
+
+    __slots__ = ("_spans", "values")
+
+    def __init__(self, values: array[int]) -> None:
+        self.values = values
+        self._spans: list[tuple[int, int]] | None = None
+
+    def within(self, low: int, high: int) -> list[int]:
+        """Document numbers dated `low`..`high` (both included), in order."""
+        values = self.values
+        found: list[int] = []
+        for number, (least, most) in enumerate(self._summary()):
+            if most < low or least > high:
+                continue
+            start = number * SPAN
+            end = min(start + SPAN, len(values))
+            if low <= least and most <= high:
+                found.extend(range(start, end))
+            else:
+                found.extend(n for n in range(start, end) if low <= values[n] <= high)
+        return found
+
+    def at_most(self, low: int, high: int) -> int:
+        """An upper bound of len(within(low, high)), from the summary alone."""
+        size = len(self.values)
+        return sum(
+            min(SPAN, size - number * SPAN)
+            for number, (least, most) in enumerate(self._summary())
+            if not (most < low or least > high)
+        )
+
+    def _summary(self) -> list[tuple[int, int]]:
+        if self._spans is None:
+            values = self.values
+            self._spans = [
+                (min(part), max(part))
+                for part in (
+                    values[start : start + SPAN]
+                    for start in range(0, len(values), SPAN)
+                )
+            ]
+        return self._spans
+
+
 # --- the index ------------------------------------------------------------------------
 
 # What a broken or foreign index directory can throw while opening (an unpickling
@@ -443,7 +496,7 @@ class Fulltext:
         self.directory = directory
         self._index = index
         self._searcher: Searcher | None = None
-        self._date_cache: tuple[Searcher, array[int]] | None = None
+        self._date_cache: tuple[Searcher, DateColumn] | None = None
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True) -> Fulltext:
@@ -532,7 +585,12 @@ class Fulltext:
         allowed = None
         if plan.window or plan.excluded:
             dates = self._dates(searcher)
-            allowed = {n for n, stamp in enumerate(dates) if plan.keeps(stamp)}
+            if plan.window:
+                allowed = set(dates.within(*plan.window))
+            else:
+                allowed = set(range(len(dates.values)))
+            for low, high in plan.excluded:
+                allowed -= set(dates.within(low, high))
         for clause in plan.within:
             inside = _documents(searcher, clause, self._dates(searcher))
             allowed = inside if allowed is None else allowed & inside
@@ -545,9 +603,9 @@ class Fulltext:
         results = searcher.search(
             plan.query, limit=max(wanted, 1), filter=allowed, mask=masked
         )
-        dates = self._dates(searcher)
+        values = self._dates(searcher).values
         page = [(hit.docnum, float(hit.score)) for hit in results[:wanted]]
-        page.sort(key=lambda pair: (-round(pair[1], 6), -dates[pair[0]]))
+        page.sort(key=lambda pair: (-round(pair[1], 6), -values[pair[0]]))
         return page, len(results)
 
     def segments(self) -> int:
@@ -594,11 +652,11 @@ class Fulltext:
             ) from error
         return self._searcher
 
-    def _dates(self, searcher: Searcher) -> array[int]:
+    def _dates(self, searcher: Searcher) -> DateColumn:
         """The date column of `searcher`'s documents, read once per searcher."""
         cached = self._date_cache
         if cached is None or cached[0] is not searcher:
-            cached = self._date_cache = (searcher, _date_values(searcher))
+            cached = self._date_cache = (searcher, DateColumn(_date_values(searcher)))
         return cached[1]
 
     def _generation(self) -> int:
@@ -617,16 +675,24 @@ def _retrying(opener: Callable[..., Any], *args: Any) -> Any:
 
 
 def _newest(
-    searcher: Searcher, plan: Plan, dates: array[int], wanted: int
+    searcher: Searcher, plan: Plan, dates: DateColumn, wanted: int
 ) -> tuple[list[int], int]:
     """Document numbers of the `wanted` newest matches, and how many matched.
 
     Whoosh's sorting collector costs a few microseconds per match in Python; reading
     the matching numbers and picking the newest from the date array is ~10x cheaper.
+    A date window holding fewer documents than the rest of the query matches goes
+    first: its documents come from the date column's summary, and the rest of the
+    query is asked only about them (`is:patch` in one quarter at 1M messages: 35 ms
+    listing every patch, 8 ms this way).
     """
     within = list(plan.within)
-    if isinstance(plan.query, wq.Every) and plan.window:
+    values = dates.values
+    if plan.window and _window_first(searcher, plan, dates, plan.window):
         matched: list[int] = _in_window(searcher, dates, plan.window)
+        if not isinstance(plan.query, wq.Every):
+            found = _matching(searcher, plan.query, matched)
+            matched = [n for n in matched if n in found]
     elif isinstance(plan.query, wq.Every) and within:
         # `d:2019 OR d:2021` alone: start from that set, not from every document
         matched = sorted(_documents(searcher, within.pop(), dates))
@@ -634,24 +700,32 @@ def _newest(
         matched = list(searcher.docs_for_query(plan.query))
         if plan.window:
             low, high = plan.window
-            matched = [n for n in matched if low <= dates[n] <= high]
+            matched = [n for n in matched if low <= values[n] <= high]
     for low, high in plan.excluded:
-        matched = [n for n in matched if not low <= dates[n] <= high]
+        matched = [n for n in matched if not low <= values[n] <= high]
     for clause in within:
         inside = _documents(searcher, clause, dates)
         matched = [n for n in matched if n in inside]
     if plan.excluding is not None:
         excluded = _matching(searcher, plan.excluding, matched)
         matched = [n for n in matched if n not in excluded]
-    return heapq.nlargest(wanted, matched, key=dates.__getitem__), len(matched)
+    return heapq.nlargest(wanted, matched, key=values.__getitem__), len(matched)
 
 
-def _in_window(searcher: Searcher, dates: array[int], window: Window) -> list[int]:
-    """Live documents dated inside `window`, from the date array alone: a date-only
+def _window_first(
+    searcher: Searcher, plan: Plan, dates: DateColumn, window: Window
+) -> bool:
+    if isinstance(plan.query, wq.Every):
+        return True
+    estimate = int(plan.query.estimate_size(searcher.reader()))
+    return dates.at_most(*window) <= estimate
+
+
+def _in_window(searcher: Searcher, dates: DateColumn, window: Window) -> list[int]:
+    """Live documents dated inside `window`, from the date column alone: a date-only
     query (`d:2006`) would otherwise walk every document of the index through
-    Whoosh (530 ms at 1M messages; this scan, ~60 ms)."""
-    low, high = window
-    found = [n for n, stamp in enumerate(dates) if low <= stamp <= high]
+    Whoosh (530 ms at 1M messages; a scan of the column, ~60 ms)."""
+    found = dates.within(*window)
     deleted = _deleted(searcher)
     return [n for n in found if n not in deleted] if deleted else found
 
@@ -665,7 +739,7 @@ def _deleted(searcher: Searcher) -> set[int]:
     return deleted
 
 
-def _documents(searcher: Searcher, clause: ql.Clause, dates: array[int]) -> set[int]:
+def _documents(searcher: Searcher, clause: ql.Clause, dates: DateColumn) -> set[int]:
     """The live documents `clause` matches, as a set: for an OR or a group holding a
     date range or a negation. Recursion is as deep as the parsed query's nesting,
     which `query.MAX_NESTING` bounds."""
@@ -675,7 +749,7 @@ def _documents(searcher: Searcher, clause: ql.Clause, dates: array[int]) -> set[
     if isinstance(clause, ql.DateRange):
         return set(_in_window(searcher, dates, _window(clause)))
     if isinstance(clause, ql.Not):
-        every = set(range(len(dates))) - _deleted(searcher)
+        every = set(range(len(dates.values))) - _deleted(searcher)
         return every - _documents(searcher, clause.clause, dates)
     assert isinstance(clause, ql.And | ql.Or)  # every other clause has an engine
     sets = [_documents(searcher, inner, dates) for inner in clause.clauses]

@@ -819,3 +819,34 @@ def test_lengths_read_into_memory_answer_as_whooshs_reader(tmp_path: Path) -> No
     # Whoosh keeps a length in one byte: 300 words read back as about 300
     assert max(ours.doc_field_length(n, "subject") or 0 for n in range(len(docs))) > 250
     assert ours.doc_count() == len(docs)  # everything else is the reader's own
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.integers(min_value=0, max_value=60), max_size=90),
+    shuffled=st.booleans(),
+    low=st.integers(min_value=-5, max_value=65),
+    width=st.integers(min_value=0, max_value=70),
+)
+def test_date_column_within_is_the_plain_scan(
+    data: list[int], shuffled: bool, low: int, width: int
+) -> None:
+    """The span summary never changes an answer: mostly ordered dates (as archives
+    are indexed), any order, undated zeros, windows across, inside and outside."""
+    from array import array
+
+    from e2g.index import fulltext
+
+    values = data if shuffled else sorted(data)
+    high = low + width
+    column = fulltext.DateColumn(array("q", values))
+    expected = [n for n, stamp in enumerate(values) if low <= stamp <= high]
+    original = fulltext.SPAN
+    try:
+        fulltext.SPAN = 7  # many spans from a short list, and a short last one
+        assert column.within(low, high) == expected
+        assert column.within(low, high) == expected  # the summary, made once, reused
+        assert column.at_most(low, high) >= len(expected)
+    finally:
+        fulltext.SPAN = original
+    assert fulltext.DateColumn(array("q", values)).within(low, high) == expected
