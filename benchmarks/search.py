@@ -339,7 +339,6 @@ def synthetic_docs(count: int, *, seed: int, bodies: bool) -> Iterator[IndexDoc]
         yield IndexDoc(
             message_id=f"{seq}.{rng.getrandbits(40):x}@{domain}",
             subject=subject,
-            subject_key=f"{subsystem}: {title}".lower(),
             author_name=name,
             author_email=f"{name.split()[-1].lower()}@{domain}",
             lists=tuple(rng.sample(LISTS, rng.choice([1, 1, 1, 2, 3]))),
@@ -347,7 +346,6 @@ def synthetic_docs(count: int, *, seed: int, bodies: bool) -> Iterator[IndexDoc]
             kind=kind,
             version=version,
             files=files if kind in ("patch", "pull") else (),
-            thread_root=None if kind != "reply" else f"{max(seq - 3, 1)}@root",
             body=_body(rng) if bodies else None,
             seq=seq,
         )

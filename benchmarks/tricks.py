@@ -162,7 +162,6 @@ def column_runs(count: int) -> dict[str, Callable[[], object]]:
         fulltext.IndexDoc(
             message_id=f"{n}@example.org",
             subject=f"io_uring: fix {n}",
-            subject_key=f"io_uring: fix {n}",
             author_name="Jane Doe",
             author_email="jane@example.org",
             lists=("io-uring.vger.kernel.org",),
@@ -170,7 +169,6 @@ def column_runs(count: int) -> dict[str, Callable[[], object]]:
             kind=model.Kind.PATCH,
             version=1,
             files=("io_uring/net.c",),
-            thread_root=None,
             body=None,
             seq=n + 1,
         )

@@ -68,7 +68,6 @@ def index_doc(stored: StoredMessage, *, body: str | None) -> IndexDoc:
     return IndexDoc(
         message_id=stored.message_id,
         subject=stored.subject,
-        subject_key=stored.subject_key,
         author_name=stored.author_name,
         author_email=stored.author_email,
         lists=stored.lists,
@@ -76,7 +75,6 @@ def index_doc(stored: StoredMessage, *, body: str | None) -> IndexDoc:
         kind=search_kind(stored.kind, stored.subject),
         version=stored.version,
         files=stored.files,
-        thread_root=stored.thread_root,
         body=body,
         seq=stored.seq,
         diff=stored.kind is Kind.PATCH,

@@ -24,7 +24,6 @@ def make_doc(message_id: str, subject: str, **fields: object) -> IndexDoc:
     values: dict[str, object] = {
         "message_id": message_id,
         "subject": subject,
-        "subject_key": subject.lower(),
         "author_name": "Jens Axboe",
         "author_email": "axboe@kernel.dk",
         "lists": ("io-uring.vger.kernel.org",),
@@ -32,7 +31,6 @@ def make_doc(message_id: str, subject: str, **fields: object) -> IndexDoc:
         "kind": "patch",
         "version": 1,
         "files": (),
-        "thread_root": None,
         "body": None,
         "seq": 0,
     }
@@ -71,7 +69,6 @@ DOCS = (
         date=datetime(2019, 3, 11, 8, 0, tzinfo=UTC),
         kind="reply",
         version=2,
-        thread_root="slab-v2@kernel.dk",
         body="Looks good to me.",
         seq=3,
     ),
