@@ -16,7 +16,11 @@ import zstandard
 
 DICT_SIZE = 112 * 1024
 MIN_TRAINING_SAMPLES = 200
-LEVEL = 3
+# Level 6, not zstd's default 3: on the io-uring archive the store went from 116.5 to
+# 111.9 MB (raw blocks 4.1x -> 4.3x, diffs 3.2x -> 3.5x), for 4% more ingest time
+# (22.1 -> 23.0 s); the data dir became 49% of the mail. Level 9 saved 0.9 MB more
+# for 40% more compression CPU; decompression costs the same at any level.
+LEVEL = 6
 
 
 class Codec:
