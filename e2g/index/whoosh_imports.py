@@ -15,7 +15,10 @@ may take (`benchmarks/startup.py`, sample store: 177 ms before, 150 ms after;
 So `load()` imports those Whoosh modules with stand-ins in `sys.modules` and takes
 the stand-ins out again at once: a later `import urllib.request` (uvicorn's, say)
 gets the real module, and a stand-in's function imports the real one on first call.
-A stand-in is not placed when its real module is already loaded.
+A stand-in is not placed when its real module is already loaded. For those few
+milliseconds another thread's `import urllib.request` would get the stand-in, so a
+threaded process imports `e2g.index.fulltext` before its threads start (`e2g serve`
+does, in `web.app.create_app`).
 
 `e2g.index.fulltext` imports this module before any Whoosh module; it is the only
 one that does.

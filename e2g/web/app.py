@@ -219,6 +219,11 @@ def create_app(
     settings: Settings, *, repo: Path, cache_entries: int = CACHE_ENTRIES
 ) -> FastAPI:
     """The whole web application for one store and one git repository."""
+    # Imported here, before the server's threads start: Whoosh is imported with
+    # stand-ins briefly in sys.modules (e2g.index.whoosh_imports), which another
+    # thread's import must not see.
+    import e2g.index.fulltext  # noqa: F401, PLC0415
+
     app = FastAPI(
         title="e2g",
         version=__version__,
