@@ -419,8 +419,9 @@ class DateColumn:
     spans of SPAN consecutive documents lie wholly inside or wholly outside a window.
     The lowest and highest date of each span, found once per searcher, settle those
     spans without a look at each document; only spans across an edge of the window
-    are read date by date. At 1M messages, `d:2006` went from 61 ms to ~3 ms once
-    the summary was made (a one-off ~40 ms, paid again only by the next searcher).
+    are read date by date. At 1M messages, `d:2006` (62,000 hits) went from 61 ms to
+    9 ms once the summary was made (~50 ms, once per searcher: a one-off for
+    `e2g search`, and kept by `e2g serve` until the index changes).
     """
 
     __slots__ = ("_spans", "values")
