@@ -39,7 +39,10 @@ class EmptyStore(E2gError):
 
 
 class IndexError_(E2gError):
-    """The full-text index is missing or unusable; `e2g reindex` fixes it."""
+    """The full-text index is missing or unusable; `e2g reindex` fixes it. Exit 3,
+    as for an index that is behind: the store is fine, its index cannot serve."""
+
+    exit_code = 3
 
 
 class IndexBehind(E2gError):

@@ -312,7 +312,7 @@ def test_match_on_a_repo_with_no_overlap_warns(tmp_path, archive):
 def test_an_index_of_an_older_format_is_said_even_with_nothing_new(tmp_path, archive):
     """An upgrade that changed the index's format: re-running the same ingest has
     nothing to add, yet the index cannot serve a search; ingest says so (exit 3),
-    in --json too, and search says what to run."""
+    in --json too, and search says what to run, with the same exit code."""
     data = tmp_path / "d"
     assert e2g(data, "-q", "ingest", str(archive)).returncode == 0
     sidecar = data / "fulltext" / "e2g-index.json"
@@ -325,7 +325,7 @@ def test_an_index_of_an_older_format_is_said_even_with_nothing_new(tmp_path, arc
     assert "e2g reindex" in summary["index_problem"]
     assert again.stderr.startswith("e2g: error: ")
     assert "e2g reindex" in again.stderr and "cannot be used" in again.stderr
-    assert_one_line_error(e2g(data, "search", "frob"), 1, "e2g reindex")
+    assert_one_line_error(e2g(data, "search", "frob"), 3, "e2g reindex")
     assert e2g(data, "-q", "reindex").returncode == 0
     assert e2g(data, "ingest", "-q", str(archive)).returncode == 0
     assert e2g(data, "search", "frob").returncode == 0
