@@ -33,14 +33,10 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-# Each module Whoosh imports and e2g does not need: the names Whoosh takes from it.
-_DEFERRED = {
-    "urllib.request": ("urlretrieve",),
-    "whoosh.lang.morph_en": ("variations",),
-}
-
 
 def _deferred(module: str, name: str) -> Callable[..., Any]:
+    """`module.name`, imported when first called."""
+
     def call(*args: Any, **kwargs: Any) -> Any:
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
@@ -48,12 +44,20 @@ def _deferred(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
+# Each module Whoosh imports but e2g does not need: what Whoosh takes from it.
+_STAND_INS: dict[str, dict[str, Any]] = {
+    "urllib.request": {"urlretrieve": _deferred("urllib.request", "urlretrieve")},
+    "whoosh.lang.morph_en": {
+        "variations": _deferred("whoosh.lang.morph_en", "variations")
+    },
+    "cached_property": {"cached_property": functools.cached_property},
+}
+
+
 def _stand_in(name: str) -> types.ModuleType:
     module = types.ModuleType(name, "e2g's stand-in while Whoosh is imported")
-    if name == "cached_property":
-        module.cached_property = functools.cached_property  # type: ignore[attr-defined]
-    for attribute in _DEFERRED.get(name, ()):
-        setattr(module, attribute, _deferred(name, attribute))
+    for attribute, value in _STAND_INS[name].items():
+        setattr(module, attribute, value)
     return module
 
 
@@ -61,9 +65,7 @@ def load() -> None:
     """Import the Whoosh modules that need stand-ins; the rest import as usual."""
     if "whoosh.compat" in sys.modules:
         return
-    placed = [
-        name for name in (*_DEFERRED, "cached_property") if name not in sys.modules
-    ]
+    placed = [name for name in _STAND_INS if name not in sys.modules]
     for name in placed:
         sys.modules[name] = _stand_in(name)
     try:
