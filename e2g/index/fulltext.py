@@ -434,11 +434,7 @@ class DateColumn:
         """Document numbers dated `low`..`high` (both included), in order."""
         values = self.values
         found: list[int] = []
-        for number, (least, most) in enumerate(self._summary()):
-            if most < low or least > high:
-                continue
-            start = number * SPAN
-            end = min(start + SPAN, len(values))
+        for start, end, least, most in self._overlapping(low, high):
             if low <= least and most <= high:
                 found.extend(range(start, end))
             else:
@@ -447,12 +443,16 @@ class DateColumn:
 
     def at_most(self, low: int, high: int) -> int:
         """An upper bound of len(within(low, high)), from the summary alone."""
+        return sum(end - start for start, end, _, _ in self._overlapping(low, high))
+
+    def _overlapping(self, low: int, high: int) -> Iterator[tuple[int, int, int, int]]:
+        """(first document, end, lowest date, highest date) of each span that has a
+        date in `low`..`high`."""
         size = len(self.values)
-        return sum(
-            min(SPAN, size - number * SPAN)
-            for number, (least, most) in enumerate(self._summary())
-            if not (most < low or least > high)
-        )
+        for number, (least, most) in enumerate(self._summary()):
+            if most >= low and least <= high:
+                start = number * SPAN
+                yield start, min(start + SPAN, size), least, most
 
     def _summary(self) -> list[tuple[int, int]]:
         if self._spans is None:
