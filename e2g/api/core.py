@@ -152,8 +152,7 @@ def search(  # noqa: PLR0913
     a little behind (a run that was killed or interrupted); never silently behind:
     the result says how far behind it answered from, and what fixes that."""
     from e2g.index.fulltext import Fulltext, exists
-    from e2g.index.store_writer import writer_running
-    from e2g.ingest import indexing
+    from e2g.index.writer_lock import writer_running
 
     running = writer_running(settings.data_dir)
     with open_store(settings) as store:
@@ -163,11 +162,11 @@ def search(  # noqa: PLR0913
         # A store whose index is gone (deleted, or a first ingest killed early): an
         # empty one is made, and caught up below like any lagging index.
         with Fulltext.open(settings.index_dir, create=catch_up) as fulltext:
-            lag = indexing.lag(store, fulltext)
+            lag = fulltext.lag(store)
             caught, note = 0, None
             if lag:
                 caught, note = _catch_up(settings, lag, allowed=catch_up)
-                lag = indexing.lag(store, fulltext)
+                lag = fulltext.lag(store)
             found, total = fulltext.search(query, limit=limit, offset=offset, sort=sort)
         hits = _hits(store, found)
     if lag and note is None:
@@ -212,7 +211,7 @@ def _hit(message: StoredMessage, score: float) -> SearchHit:
 def _catch_up(settings: Settings, lag: int, *, allowed: bool) -> tuple[int, str | None]:
     """Index what the store has and the index lacks, when that is quick and nobody
     else is doing it; else the line that says why the answer may miss messages."""
-    from e2g.index.store_writer import writer_running
+    from e2g.index.writer_lock import writer_running
     from e2g.ingest import indexing
 
     if writer_running(settings.data_dir):

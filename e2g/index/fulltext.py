@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # isort: off
 import e2g.index.whoosh_imports  # noqa: F401 - before any Whoosh module: see there
@@ -84,6 +84,9 @@ from whoosh.writing import IndexWriter, LockError
 from e2g import errors
 from e2g.index import analysis
 from e2g.index import query as ql
+
+if TYPE_CHECKING:
+    from e2g.index.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -526,6 +529,11 @@ class Fulltext:
     def mark(self) -> IndexMark:
         """How far the committed index follows the store."""
         return _read_sidecar(self.directory)
+
+    def lag(self, store: Store) -> int:
+        """How many of `store`'s changes the committed index does not hold yet."""
+        mark = self.mark()
+        return store.index_lag(last_seq=mark.seq, last_change=mark.change)
 
     def message_ids(self) -> set[str]:
         """The Message-ID of every live document (a consistency check; memory grows

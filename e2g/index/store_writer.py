@@ -10,21 +10,19 @@ One writer at a time per data dir, enforced with a lock file.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
-from e2g.errors import StoreError
 from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta, transaction
 from e2g.index.schema import DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
 from e2g.index.store import stored_diff
+from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
 from e2g.model import FileChange, Malformed, Message, RawMessage
 
@@ -47,11 +45,6 @@ class BatchResult:
     malformed_new: int = 0
 
 
-LOCK_NAME = "ingest.lock"
-# A process forked by another thread holds a copy of the lock until it execs or
-# exits (a git started by a web request beside an ingest): a writer that finds
-# the lock taken waits this long before it says another e2g is writing.
-LOCK_GRACE_SECONDS = 2.0
 # Raw mail per compressed block: 64 messages gave 4.2x on io-uring where one by one
 # gave 2.7x; larger blocks gain little (256: 4.5x) and cost more to read one message.
 BLOCK_MESSAGES = 64
@@ -68,7 +61,7 @@ class StoreWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _acquire_lock(path.parent / LOCK_NAME)
+        self._lock = acquire_lock(path.parent / LOCK_NAME)
         try:
             self.connection = connect(path)
         except BaseException:
@@ -97,7 +90,7 @@ class StoreWriter:
         try:
             self.connection.close()
         finally:
-            _release_lock(self._lock)
+            release_lock(self._lock)
 
     def checkpoint(self, source: str) -> str | None:
         row = self.connection.execute(
@@ -466,62 +459,6 @@ def _file_rows(
         )
         for change in by_path.values()
     ]
-
-
-def _acquire_lock(path: Path) -> int:
-    """The data dir's writer lock, with the holder's pid written in it so that readers
-    can tell a running ingest without taking the lock (`writer_running`)."""
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    if not _flock_within(descriptor, LOCK_GRACE_SECONDS):
-        holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
-        os.close(descriptor)
-        who = f" (pid {holder})" if holder.isdigit() else ""
-        raise StoreError(
-            f"another e2g{who} is writing to {path.parent}: wait for it to finish, "
-            "or use another --data-dir"
-        )
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, str(os.getpid()).encode(), 0)
-    return descriptor
-
-
-def _flock_within(descriptor: int, seconds: float) -> bool:
-    """Take the exclusive lock on `descriptor`, trying for `seconds` at most."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
-
-
-def _release_lock(descriptor: int) -> None:
-    try:
-        os.ftruncate(descriptor, 0)
-    finally:
-        os.close(descriptor)
-
-
-def writer_running(data_dir: Path) -> bool:
-    """Whether an ingest holds the data dir's writer lock now, read without taking it
-    (a reader that took it, even for a moment, could make an ingest fail to start).
-    A holder killed with SIGKILL leaves its pid behind: it counts only while alive."""
-    try:
-        text = (data_dir / LOCK_NAME).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not text.isdigit():
-        return False
-    try:
-        os.kill(int(text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # alive, and someone else's
-    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,12 +171,6 @@ def catch_up(
         return indexer.indexed
 
 
-def lag(store: Store, fulltext: Fulltext) -> int:
-    """How many store changes the committed index does not hold yet."""
-    mark = fulltext.mark()
-    return store.index_lag(last_seq=mark.seq, last_change=mark.change)
-
-
 # --- the ingest's side ----------------------------------------------------------------
 
 

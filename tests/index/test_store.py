@@ -350,7 +350,7 @@ def test_a_lock_held_for_a_moment_is_waited_for(tmp_path: Path) -> None:
     import fcntl
     import threading
 
-    from e2g.index.store_writer import LOCK_GRACE_SECONDS, LOCK_NAME
+    from e2g.index.writer_lock import LOCK_GRACE_SECONDS, LOCK_NAME
 
     path = tmp_path / "s.sqlite3"
     StoreWriter(path).close()

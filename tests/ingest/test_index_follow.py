@@ -10,7 +10,8 @@ from e2g import config
 from e2g.api import core as api_core
 from e2g.index.fulltext import Fulltext
 from e2g.index.store import Store
-from e2g.index.store_writer import BatchItem, StoreWriter, writer_running
+from e2g.index.store_writer import BatchItem, StoreWriter
+from e2g.index.writer_lock import writer_running
 from e2g.mail.message import parse_message
 from e2g.model import Message, Origin, RawMessage
 from tests.conftest import mail, patch_body
