@@ -19,6 +19,10 @@ machine should be otherwise idle.
 - index, lengths in memory: building the full-text index of the store's first
   `--docs` messages with `fulltext._LengthsInMemory` against Whoosh's own reader of
   the new segment's lengths (one seek per posting).
+- search, listing by blocks: every document a broad query matches (`--query`, one
+  or more; default `is:patch` and `is:reply`, which every store has) listed with
+  `fulltext._listed` (a posting block at a time) against Whoosh's `docs_for_query`
+  (a matcher step per document), in the data dir's own index.
 - import, Whoosh stand-ins: a new process importing the Whoosh modules e2g uses, with
   `index.whoosh_imports`' stand-ins against without (whole process, as each
   `e2g search` pays it).
@@ -216,6 +220,24 @@ def lengths_runs(data_dir: Path, count: int) -> dict[str, Callable[[], object]]:
     return {"shipped": build, "Whoosh's reader": whooshs_reader}
 
 
+def listing_runs(data_dir: Path, queries: list[str]) -> dict[str, Callable[[], object]]:
+    from e2g.index import query as ql
+
+    index = fulltext.Fulltext.open(data_dir / "fulltext", create=False)
+    searcher = index._fresh_searcher()
+    plans = [fulltext.translate(ql.parse_query(text)).query for text in queries]
+
+    def shipped() -> None:
+        for plan in plans:
+            fulltext._listed(searcher, plan)
+
+    def whooshs() -> None:
+        for plan in plans:
+            list(searcher.docs_for_query(plan))
+
+    return {"shipped": shipped, "docs_for_query": whooshs}
+
+
 WHOOSH_MODULES = (
     "import whoosh.index, whoosh.query, whoosh.analysis, whoosh.columns, "
     "whoosh.fields, whoosh.filedb.filestore, whoosh.reading, whoosh.searching, "
@@ -274,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--docs", type=int, default=100_000, help="index documents for the date column"
     )
+    parser.add_argument(
+        "--query",
+        action="append",
+        help="a broad query for the listing row (repeatable; default is:patch, is:reply)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     options = parser.parse_args(argv)
     print(
@@ -293,6 +320,14 @@ def main(argv: list[str] | None = None) -> int:
     report(
         "index, lengths in memory",
         best_of(options.rounds, lengths_runs(options.data_dir, options.docs)),
+        options.json,
+    )
+    report(
+        "search, listing by blocks",
+        best_of(
+            max(options.rounds, 10),
+            listing_runs(options.data_dir, options.query or ["is:patch", "is:reply"]),
+        ),
         options.json,
     )
     report(

@@ -72,11 +72,12 @@ import whoosh.index
 # isort: on
 import whoosh.query as wq
 from whoosh.analysis import RegexTokenizer, Token, Tokenizer
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher, _lenfield
 from whoosh.columns import NumericColumn
 from whoosh.fields import COLUMN, ID, NUMERIC, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
-from whoosh.reading import SegmentReader
+from whoosh.matching.wrappers import FilterMatcher
+from whoosh.reading import IndexReader, SegmentReader
 from whoosh.searching import Searcher
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import IndexWriter, LockError
@@ -602,7 +603,7 @@ class Fulltext:
             return [], 0
         masked = None
         if plan.excluding is not None:
-            candidates = list(searcher.docs_for_query(plan.query))
+            candidates = _listed(searcher, plan.query)
             masked = _matching(searcher, plan.excluding, candidates) or None
         results = searcher.search(
             plan.query, limit=max(wanted, 1), filter=allowed, mask=masked
@@ -701,7 +702,7 @@ def _newest(
         # `d:2019 OR d:2021` alone: start from that set, not from every document
         matched = sorted(_documents(searcher, within.pop(), dates))
     else:
-        matched = list(searcher.docs_for_query(plan.query))
+        matched = _listed(searcher, plan.query)
         if plan.window:
             low, high = plan.window
             matched = [n for n in matched if low <= values[n] <= high]
@@ -749,7 +750,7 @@ def _documents(searcher: Searcher, clause: ql.Clause, dates: DateColumn) -> set[
     which `query.MAX_NESTING` bounds."""
     engine = _engine(clause)
     if engine is not None:
-        return set(searcher.docs_for_query(engine))
+        return set(_listed(searcher, engine))
     if isinstance(clause, ql.DateRange):
         return set(_in_window(searcher, dates, _window(clause)))
     if isinstance(clause, ql.Not):
@@ -762,6 +763,57 @@ def _documents(searcher: Searcher, clause: ql.Clause, dates: DateColumn) -> set[
     return set.union(*sets)
 
 
+def _listed(searcher: Searcher, query: wq.Query) -> list[int]:
+    """Every live document `query` matches, ascending: what `docs_for_query` yields,
+    read a posting block at a time where the query is terms joined by OR and AND
+    (Whoosh's matchers step one document per Python call: `io_uring` on io-uring,
+    17,177 of 33,431 documents, 9.8 ms -> 1.6 ms; benchmarks/tricks.py)."""
+    listed: list[int] = []
+    for leaf, offset in searcher.leaf_searchers():
+        reader = leaf.reader()
+        numbers = _block_listed(reader, query)
+        if numbers is None:
+            found = query.docs(leaf)
+        else:
+            deleted = reader.deleted_docs_set if reader.has_deletions() else ()
+            found = sorted(numbers.difference(deleted))
+        listed.extend(offset + number for number in found)
+    return listed
+
+
+def _block_listed(reader: IndexReader, query: wq.Query) -> set[int] | None:
+    """The documents of one segment's postings that `query` names, deleted ones
+    included, or None for a query other than terms, OR and AND."""
+    kind = type(query)  # exactly: subclasses (And's Ordered) mean more than these
+    if kind is wq.Term:
+        if (query.fieldname, query.text) not in reader:
+            return set()
+        matcher = reader.postings(query.fieldname, query.text)
+        if isinstance(matcher, FilterMatcher):  # the segment's deletions: see above
+            matcher = matcher.child
+        if not isinstance(matcher, W3LeafMatcher):
+            return None
+        return _posting_blocks(matcher)
+    if kind is wq.Or or kind is wq.And:
+        parts = [_block_listed(reader, part) for part in query.subqueries]
+        if any(part is None for part in parts) or not parts:
+            return None
+        sets = [part for part in parts if part is not None]
+        return set.union(*sets) if kind is wq.Or else set.intersection(*sets)
+    return None
+
+
+def _posting_blocks(matcher: W3LeafMatcher) -> set[int]:
+    """Every document number of a term's postings, a block's array at a time."""
+    numbers: set[int] = set()
+    while matcher.is_active():  # the block walk is private to Whoosh's codec (pinned)
+        if matcher._ids is None:  # noqa: SLF001
+            matcher._read_ids()  # noqa: SLF001
+        numbers.update(matcher._ids)  # noqa: SLF001
+        matcher._next_block()  # noqa: SLF001
+    return numbers
+
+
 SKIP_LIMIT = 20_000  # up to this many candidates, always test each by skipping
 
 
@@ -771,7 +823,7 @@ def _matching(searcher: Searcher, query: wq.Query, candidates: list[int]) -> set
     common kind, `scripts -is:reply`, took 374 ms at 1M messages listing every
     reply); otherwise it lists its matches once."""
     if len(candidates) > max(SKIP_LIMIT, query.estimate_size(searcher.reader())):
-        return set(searcher.docs_for_query(query))
+        return set(_listed(searcher, query))
     found: set[int] = set()
     matcher = query.matcher(searcher)
     for number in sorted(candidates):

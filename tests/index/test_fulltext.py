@@ -783,6 +783,44 @@ def test_boolean_queries_agree_with_set_arithmetic(
     assert set(ids(many, query, sort="relevance")) == expected
 
 
+LISTED_WORDS = ["frob", "step", "1", "2", "patch", "missing", "reply"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.recursive(
+        st.sampled_from(LISTED_WORDS).map(lambda word: ("subject", word)),
+        lambda inner: st.tuples(
+            st.sampled_from(["OR", "AND"]), st.lists(inner, min_size=1, max_size=3)
+        ),
+        max_leaves=6,
+    ),
+    st.sampled_from(["subject", "kind"]),
+)
+def test_listing_by_posting_blocks_is_whooshs_listing(
+    many: Fulltext, tree: object, field: str
+) -> None:
+    """`_listed` (whole posting blocks, terms joined by OR and AND) lists what
+    Whoosh's own matchers list, over two segments with deletions; other queries
+    (a prefix) fall back to Whoosh's own walk."""
+    import whoosh.query as wq
+
+    from e2g.index import fulltext as module
+
+    def build_query(node: object) -> wq.Query:
+        if isinstance(node, tuple) and node[0] in ("OR", "AND"):
+            parts = [build_query(part) for part in node[1]]
+            return wq.Or(parts) if node[0] == "OR" else wq.And(parts)
+        assert isinstance(node, tuple)
+        return wq.Term(field if node[1] in ("patch", "reply") else node[0], node[1])
+
+    searcher = many._fresh_searcher()
+    for query in (build_query(tree), wq.Prefix("subject", "fro")):
+        listed = module._listed(searcher, query)
+        assert listed == list(searcher.docs_for_query(query))
+        assert len(listed) == len(set(listed))
+
+
 @pytest.fixture(scope="module")
 def many(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
     return _many(tmp_path_factory.mktemp("many"))
