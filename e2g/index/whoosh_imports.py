@@ -5,7 +5,10 @@
 - `whoosh.reading` takes `cached_property` from a backport that imports asyncio, for
   one property; `functools.cached_property` is the same decorator for that use;
 - `whoosh.query.terms` imports `whoosh.lang.morph_en` (six large regular expressions
-  compiled at import) for the `Variations` query, which e2g never builds.
+  compiled at import) for the `Variations` query, which e2g never builds;
+- `whoosh.filedb.filetables` takes `md5` from `hashlib` to hash the terms it looks
+  up; `hashlib` loads OpenSSL (~3 ms) for it, where CPython's own `_md5` gives the
+  same digests (left to `hashlib` on a Python built without `_md5`).
 
 Together they were 39 ms of every search process (importing the Whoosh modules e2g
 uses: 62 ms, 23 ms with the stand-ins), a quarter of the 150 ms a whole `e2g search`
@@ -52,6 +55,12 @@ _STAND_INS: dict[str, dict[str, Any]] = {
     },
     "cached_property": {"cached_property": functools.cached_property},
 }
+try:
+    import _md5  # type: ignore[import-not-found]  # noqa: PLC2701 - see above
+
+    _STAND_INS["hashlib"] = {"md5": _md5.md5}
+except ImportError:  # a Python built without its own hash modules
+    pass
 
 
 def _stand_in(name: str) -> types.ModuleType:
@@ -70,6 +79,7 @@ def load() -> None:
         sys.modules[name] = _stand_in(name)
     try:
         import whoosh.compat  # noqa: F401, PLC0415
+        import whoosh.filedb.filetables  # noqa: F401, PLC0415
         import whoosh.query.terms  # noqa: F401, PLC0415
         import whoosh.reading  # noqa: F401, PLC0415
     finally:
