@@ -38,7 +38,8 @@ from e2g.index.store import Store, from_epoch
 from e2g.mail.patch import diff_lines
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.postings import same_author
-from e2g.model import Commit, StoredMessage
+from e2g.model.links import Commit
+from e2g.model.stored import StoredMessage
 
 
 @dataclass(slots=True)

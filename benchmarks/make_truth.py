@@ -28,7 +28,7 @@ from e2g.errors import RepoError
 from e2g.git.repo import Repo
 from e2g.index.store import Store
 from e2g.mail.trailers import linked_message_ids
-from e2g.model import Commit
+from e2g.model.links import Commit
 
 COLUMNS = ("commit", "commit_date", "message_id", "in_archive", "subject")
 BATCH = 1000

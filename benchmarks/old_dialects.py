@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from e2g.mail.message import parse_message
-from e2g.model import Malformed, Origin, RawMessage
+from e2g.model.mail import Malformed, Origin, RawMessage
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)  # parse_message never reads the clock
 

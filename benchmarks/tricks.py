@@ -55,7 +55,8 @@ from e2g.index.store import Store
 from e2g.mail.patch import diff_lines
 from e2g.matcher import similarity
 from e2g.matcher.cascade import Matcher
-from e2g.model import Address, Posting
+from e2g.model import Address
+from e2g.model.links import Posting
 
 
 def best_of(rounds: int, runs: dict[str, Callable[[], object]]) -> dict[str, float]:

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.config import Settings
     from e2g.ingest.pipeline import IngestReport
-    from e2g.model import LinkResult, Posting, StoredMessage
+    from e2g.model.links import LinkResult, Posting
+    from e2g.model.stored import StoredMessage
 
 
 def iso(moment: datetime | None) -> str | None:

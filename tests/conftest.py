@@ -14,7 +14,7 @@ import pytest
 
 from e2g import config
 from e2g.index.store import Store
-from e2g.model import StoredMessage
+from e2g.model.stored import StoredMessage
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample-mbox"

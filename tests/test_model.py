@@ -7,15 +7,8 @@ import pickle
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta, timezone
 
-from e2g.model import (
-    Address,
-    CommitInfo,
-    Compact,
-    Evidence,
-    LinkResult,
-    Posting,
-    Rejected,
-)
+from e2g.model import Address, Compact
+from e2g.model.links import CommitInfo, Evidence, LinkResult, Posting, Rejected
 
 
 def result() -> LinkResult:

@@ -26,7 +26,7 @@ from e2g.config import Settings
 from e2g.errors import NotMatched, UsageError
 from e2g.git.repo import UNCOMMITTED, BlameCommit, BlameLine, Repo
 from e2g.matcher.postings import stored_postings_of, thread_links
-from e2g.model import CommitInfo, Posting, commit_info
+from e2g.model.links import CommitInfo, Posting, commit_info
 
 # A run's status: its commit's stored answer, or why there can be none.
 MATCHED = "matched"

@@ -22,7 +22,7 @@ CATCH_UP_LIMIT = 20_000
 if TYPE_CHECKING:
     from e2g.index.fulltext import Found
     from e2g.ingest.pipeline import IngestReport, ProgressCallback
-    from e2g.model import StoredMessage
+    from e2g.model.stored import StoredMessage
 
 
 def now() -> datetime:

@@ -30,7 +30,7 @@ from e2g.matcher.batch import Matched, outside_archive, outside_text, request_fo
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.matcher.scoring import predates
-from e2g.model import Commit, LinkResult
+from e2g.model.links import Commit, LinkResult
 
 # Public here, defined beside the workers that use them too (e2g.matcher.batch).
 __all__ = [

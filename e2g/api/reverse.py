@@ -29,7 +29,8 @@ from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
 from e2g.mail.interdiff import Interdiff, compare
 from e2g.matcher.postings import same_author
-from e2g.model import Kind, StoredMessage
+from e2g.model import Kind
+from e2g.model.stored import StoredMessage
 
 from .core import open_store
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from e2g.api.threads import ThreadNode, ThreadView, thread_view
 from e2g.config import Settings
 from e2g.git.repo import Repo
-from e2g.model import FileStatus, Kind, Posting
+from e2g.model import FileStatus, Kind
+from e2g.model.links import Posting
 
 MAX_MESSAGE = 64 * 1024  # characters of a commit message shown
 MAX_DIFF_LINES = 4000  # diff lines shown on the page; `git show` has the rest

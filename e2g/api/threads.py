@@ -23,7 +23,8 @@ from e2g.config import Settings
 from e2g.index.store import Store, from_epoch
 from e2g.mail import threads
 from e2g.mail.trailers import TrailerKind, is_trailer_line, kind_of
-from e2g.model import StoredMessage, Trailer
+from e2g.model import Trailer
+from e2g.model.stored import StoredMessage
 
 from .core import open_store
 

@@ -38,7 +38,7 @@ from e2g.archives.mbox import (
     read_message_file,
 )
 from e2g.errors import ArchiveUnreadable
-from e2g.model import RawMessage
+from e2g.model.mail import RawMessage
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from e2g.archives.mbox import (
     split_from_line,
 )
 from e2g.errors import ArchiveUnreadable, notice
-from e2g.model import Origin, RawMessage
+from e2g.model.mail import Origin, RawMessage
 
 log = logging.getLogger(__name__)
 

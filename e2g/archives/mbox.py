@@ -49,7 +49,7 @@ from e2g.archives.compression import (
     skip_plain,
     skip_stream,
 )
-from e2g.model import Origin, RawMessage
+from e2g.model.mail import Origin, RawMessage
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from e2g.archives.maildir import FileEntry, read_file_sequence
 from e2g.archives.mbox import read_mbox
-from e2g.model import RawMessage
+from e2g.model.mail import RawMessage
 
 _MONTHS = {
     name.lower(): number for number, name in enumerate(calendar.month_name) if name

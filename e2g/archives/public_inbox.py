@@ -34,7 +34,7 @@ from typing import IO, NoReturn
 
 from e2g.archives.mbox import MAX_RAW_MESSAGE
 from e2g.errors import ArchiveUnreadable, notice
-from e2g.model import Origin, RawMessage
+from e2g.model.mail import Origin, RawMessage
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
     from e2g.config import Settings
-    from e2g.model import LinkResult, Posting
+    from e2g.model.links import LinkResult, Posting
 
 IgnoreTrailers = Annotated[
     bool,

@@ -38,16 +38,9 @@ from e2g.mail.patch_id import compute_patch_id, git_diff_patch_id
 from e2g.mail.paths import unquote_path
 from e2g.mail.subject import subject_key
 from e2g.mail.trailers import parse_trailers
-from e2g.model import (
-    MAX_BODY,
-    MAX_DIFF,
-    MAX_FILES,
-    MAX_SUBJECT,
-    Address,
-    Commit,
-    FileChange,
-    Patch,
-)
+from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, MAX_SUBJECT, Address
+from e2g.model.links import Commit
+from e2g.model.mail import FileChange, Patch
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from types import TracebackType
 
 from e2g.index.db import connect, transaction
-from e2g.model import Compact, LinkResult
+from e2g.model import Compact
+from e2g.model.links import LinkResult
 
 
 class LinkWriter:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from e2g.model import Kind, Message
+from e2g.model import Kind
+from e2g.model.mail import Message
 
 SERIES_WINDOW = 12 * 3600
 

@@ -21,7 +21,9 @@ from typing import Any
 
 from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta
-from e2g.model import Address, CommitInfo, DateSource, Kind, StoredMessage, Trailer
+from e2g.model import Address, DateSource, Kind, Trailer
+from e2g.model.links import CommitInfo
+from e2g.model.stored import StoredMessage
 
 __all__ = [
     "Store",

@@ -24,7 +24,7 @@ from e2g.index.series import SeriesAssigner
 from e2g.index.store import stored_diff
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
-from e2g.model import FileChange, Malformed, Message, RawMessage
+from e2g.model.mail import FileChange, Malformed, Message, RawMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,8 @@ from e2g.index.fulltext import Fulltext, FulltextWriter, IndexDoc, IndexMark, re
 from e2g.index.schema import BODIES_KEY
 from e2g.index.store import Store
 from e2g.mail.subject import search_kind
-from e2g.model import Kind, StoredMessage
+from e2g.model import Kind
+from e2g.model.stored import StoredMessage
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,8 @@ from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
 from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.mail.message import parse_message
 from e2g.mail.patch import file_weights
-from e2g.model import DateSource, Kind, Malformed, Message, RawMessage
+from e2g.model import DateSource, Kind
+from e2g.model.mail import Malformed, Message, RawMessage
 
 log = logging.getLogger(__name__)
 

@@ -46,6 +46,8 @@ from e2g.model import (
     Address,
     DateSource,
     Kind,
+)
+from e2g.model.mail import (
     Malformed,
     Message,
     Patch,

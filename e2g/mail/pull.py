@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from e2g.model import PullRequest
+from e2g.model.mail import PullRequest
 
 MAX_URL = 1024
 MAX_REF = 256

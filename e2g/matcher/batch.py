@@ -41,7 +41,8 @@ from e2g.mail.patch import Lines, diff_lines
 from e2g.mail.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
-from e2g.model import Commit, CommitInfo, Compact, LinkResult, commit_info
+from e2g.model import Compact
+from e2g.model.links import Commit, CommitInfo, LinkResult, commit_info
 
 # Commits per worker task: the last tasks' size, and the first ones' (see tasks()).
 # Each worker keeps one git process for all its tasks (CommitReader), so small

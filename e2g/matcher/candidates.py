@@ -18,7 +18,8 @@ from sys import intern
 from typing import Generic, NamedTuple, TypeVar
 
 from e2g.index.store import Store, SubjectLookup
-from e2g.model import Commit, StoredMessage
+from e2g.model.links import Commit
+from e2g.model.stored import StoredMessage
 
 LinesByFile = Mapping[str, tuple[list[str], list[str]]]
 LinesOf = Callable[[str], LinesByFile]

@@ -37,14 +37,8 @@ from e2g.matcher.postings import (
 from e2g.matcher.prefilter import Outcome, hopeless_score, judge, prefilter
 from e2g.matcher.scoring import ACCEPT_THRESHOLD, Candidate, Early
 from e2g.matcher.similarity import diff_similarity
-from e2g.model import (
-    Evidence,
-    LinkResult,
-    Posting,
-    Rejected,
-    StoredMessage,
-    commit_info,
-)
+from e2g.model.links import Evidence, LinkResult, Posting, Rejected, commit_info
+from e2g.model.stored import StoredMessage
 
 METHOD_RANK = {
     "trailer": 0,

@@ -19,7 +19,9 @@ from e2g.mail.threads import replies_below
 from e2g.mail.trailers import REVIEW_KEYS
 from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
-from e2g.model import Address, Commit, Evidence, Posting, StoredMessage
+from e2g.model import Address
+from e2g.model.links import Commit, Evidence, Posting
+from e2g.model.stored import StoredMessage
 
 MAX_DATE_RAW = 200  # characters of a corrected Date: header kept on a posting
 

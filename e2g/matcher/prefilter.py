@@ -42,7 +42,8 @@ from e2g.matcher.scoring import (
     weighted_mean,
 )
 from e2g.matcher.similarity import LinesByFile, similarity_bound_from_counts
-from e2g.model import MAX_FILES, Commit
+from e2g.model import MAX_FILES
+from e2g.model.links import Commit
 
 NO_COMMON_FILE_SCORE = Score(
     0.0, "files", False, (), "no file in common with the commit"

@@ -39,7 +39,9 @@ from e2g.matcher.similarity import (
     pair_files,
     subject_similarity,
 )
-from e2g.model import Address, Commit, Evidence, StoredMessage
+from e2g.model import Address
+from e2g.model.links import Commit, Evidence
+from e2g.model.stored import StoredMessage
 
 WEIGHTS = {"diff": 0.50, "subject": 0.25, "author": 0.15, "files": 0.10}
 ACCEPT_THRESHOLD = 0.60

@@ -20,7 +20,7 @@ from fastapi import Query, Request
 import e2g.render
 from e2g import errors
 from e2g.config import Settings
-from e2g.model import LinkResult, Posting
+from e2g.model.links import LinkResult, Posting
 from e2g.web.render import is_full_sha
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from e2g import errors
 from e2g.api import core as api
 from e2g.api import threads
-from e2g.model import LinkResult, Posting
+from e2g.model.links import LinkResult, Posting
 from e2g.web.context import (
     Linking,
     StatsBy,

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from e2g.cli.link import _posting_lines
-from e2g.model import Address, DateSource, Posting
+from e2g.model import Address, DateSource
+from e2g.model.links import Posting
 from tests.cli.test_cli import e2g
 from tests.web.conftest import build
 

@@ -9,16 +9,8 @@ from pathlib import Path
 import pytest
 
 from e2g.mail.message import parse_message
-from e2g.model import (
-    MAX_ADDRESS,
-    MAX_MESSAGE_ID,
-    MAX_NAME,
-    Kind,
-    Malformed,
-    Message,
-    Origin,
-    RawMessage,
-)
+from e2g.model import MAX_ADDRESS, MAX_MESSAGE_ID, MAX_NAME, Kind
+from e2g.model.mail import Malformed, Message, Origin, RawMessage
 
 PATCHWORK = (
     Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "patchwork"

@@ -13,7 +13,7 @@ from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, StoreWriter
 from e2g.index.writer_lock import writer_running
 from e2g.mail.message import parse_message
-from e2g.model import Message, Origin, RawMessage
+from e2g.model.mail import Message, Origin, RawMessage
 from tests.conftest import mail, patch_body
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

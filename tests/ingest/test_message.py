@@ -11,16 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from e2g.mail.message import parse_message
-from e2g.model import (
-    Address,
-    DateSource,
-    Kind,
-    Malformed,
-    Message,
-    Origin,
-    RawMessage,
-    Trailer,
-)
+from e2g.model import Address, DateSource, Kind, Trailer
+from e2g.model.mail import Malformed, Message, Origin, RawMessage
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 MAIL = CORPUS / "patchwork" / "mail"

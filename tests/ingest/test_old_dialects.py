@@ -33,7 +33,8 @@ from e2g.mail.message import parse_message
 from e2g.mail.patch import diff_lines, parse_diff
 from e2g.mail.paths import file_path, is_scratch, normalise_path, side_path
 from e2g.matcher.similarity import diff_overlap, pair_files
-from e2g.model import FileStatus, Malformed, Message, Origin, RawMessage
+from e2g.model import FileStatus
+from e2g.model.mail import Malformed, Message, Origin, RawMessage
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIL = ROOT / "tests" / "data" / "mail"

@@ -805,7 +805,7 @@ def test_weights_from_the_one_scan_equal_a_rescan_of_the_stored_diff() -> None:
 
     from e2g.mail.message import parse_message
     from e2g.mail.patch import file_weights
-    from e2g.model import Message, Origin, RawMessage
+    from e2g.model.mail import Message, Origin, RawMessage
 
     mails = sorted((Path(__file__).parents[1] / "data" / "mail").glob("*.eml"))
     checked = 0

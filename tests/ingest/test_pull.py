@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from e2g.mail.pull import find_pull
-from e2g.model import PullRequest
+from e2g.model.mail import PullRequest
 
 MODERN = """\
 The following changes since commit ef7f8cec80a0ba7bd00ece46844c8994117dc910:

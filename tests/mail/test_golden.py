@@ -38,12 +38,9 @@ from e2g.model import (
     DateSource,
     FileStatus,
     Kind,
-    Malformed,
-    Message,
-    Origin,
-    RawMessage,
     Trailer,
 )
+from e2g.model.mail import Malformed, Message, Origin, RawMessage
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MAIL_DIR = DATA / "mail"

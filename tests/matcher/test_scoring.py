@@ -18,16 +18,10 @@ from e2g.matcher.scoring import (
     normalise_name,
 )
 from e2g.matcher.similarity import diff_overlap, similarity_bound_from_counts
-from e2g.model import (
-    Address,
-    Commit,
-    DateSource,
-    FileChange,
-    Kind,
-    Patch,
-    StoredMessage,
-    lines_weight,
-)
+from e2g.model import Address, DateSource, Kind, lines_weight
+from e2g.model.links import Commit
+from e2g.model.mail import FileChange, Patch
+from e2g.model.stored import StoredMessage
 
 MOUNTAIN = timezone(timedelta(hours=-6))
 AUTHOR_DATE = datetime(2024, 2, 6, 9, 14, 49, tzinfo=MOUNTAIN)

@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 from e2g import config
 from e2g.api import core as api
 from e2g.api.review import CommitText, Excerpt, FileDiff, PostingReview
-from e2g.model import Address, CommitInfo, LinkResult, Posting, Rejected
+from e2g.model import Address
+from e2g.model.links import CommitInfo, LinkResult, Posting, Rejected
 from e2g.web.app import create_app
 from e2g.web.context import linking
 

@@ -14,7 +14,7 @@ from e2g.api import review
 from e2g.api.link import link
 from e2g.api.review import commit_text, excerpt_lines, posting_reviews, split_files
 from e2g.api.threads import ThreadNode, split_blocks
-from e2g.model import Posting
+from e2g.model.links import Posting
 from tests.conftest import sample_repo
 
 from .conftest import WebData, git

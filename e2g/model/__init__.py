@@ -1,0 +1,110 @@
+"""Frozen value types shared by every layer of e2g.
+
+No IO and no third-party imports: readers produce RawMessage, parsers produce Message
+(with Patch / PullRequest / SubjectInfo), git.repo produces Commit, the matcher produces
+Link. The store maps rows to and from these; output maps them to JSON.
+
+Here: the bounds on mail fields, the enums, line weights, Address and Trailer. The
+other types live beside, by who makes them: `model.mail` (archive readers and mail
+parsers), `model.links` (git and the matcher), `model.stored` (the store's reads).
+Why apart: on Python 3.11 each frozen dataclass costs ~0.6 ms to create (six methods
+compiled one by one), and every start of e2g pays for the types its modules import;
+`e2g search` needs three of the eighteen (12.7 -> 2.5 ms of each search process,
+`benchmarks/startup.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+# Named bounds for every field that comes from mail (STYLE 2.2 habit 8).
+MAX_MESSAGE_ID = 512
+MAX_SUBJECT = 2048
+MAX_NAME = 256
+MAX_ADDRESS = 320
+MAX_REFERENCES = 128
+MAX_BODY = 256 * 1024
+MAX_DIFF = 8 * 1024 * 1024
+MAX_FILES = 10_000
+
+
+# Pickling postings 6% faster than the dataclass default (benchmarks/tricks.py).
+class Compact:
+    """Pickles as (class, field values): `e2g match` workers send every LinkResult to
+    the main process, and the pickling frozen slotted dataclasses get by default
+    calls dataclasses.fields() per object."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        names: tuple[str, ...] = type(self).__slots__
+        return type(self), tuple(getattr(self, name) for name in names)
+
+
+class Kind(StrEnum):
+    """What a message is, for matching and display."""
+
+    PATCH = "patch"
+    COVER = "cover"
+    PULL = "pull"
+    REPLY = "reply"
+    OTHER = "other"
+
+
+class DateSource(StrEnum):
+    """Where a message's sanitised date came from (DESIGN.md, "Dates")."""
+
+    HEADER = "header"
+    RECEIVED = "received"
+    FROM_LINE = "from-line"
+    NEIGHBOURS = "neighbours"
+    NONE = "none"
+
+
+class FileStatus(StrEnum):
+    MODIFIED = "modified"
+    ADDED = "added"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    COPIED = "copied"
+
+
+# How much a changed line weighs when two diffs are compared (the matcher's diff
+# similarity), here because ingest stores each mail file's total weight. A line
+# with fewer alphanumerics than MIN_ALNUM ("}", "", "*/", "});") says little about
+# which patch it came from, so it weighs TRIVIAL_WEIGHT instead of 1.
+MIN_ALNUM = 3
+TRIVIAL_WEIGHT = 0.1
+
+
+def is_informative(line: str) -> bool:
+    """Whether a +/- line has enough letters or digits to tell patches apart."""
+    alnum = 0
+    for character in line:
+        if character.isalnum():
+            alnum += 1
+            if alnum >= MIN_ALNUM:
+                return True
+    return False
+
+
+def lines_weight(lines: Sequence[str]) -> tuple[int, float]:
+    """(informative lines, total weight) of whitespace-collapsed +/- lines."""
+    informative = sum(map(is_informative, lines))
+    return informative, informative + TRIVIAL_WEIGHT * (len(lines) - informative)
+
+
+@dataclass(frozen=True, slots=True)
+class Address(Compact):
+    name: str
+    email: str
+
+
+@dataclass(frozen=True, slots=True)
+class Trailer(Compact):
+    """`Key: value` at the foot of a commit message or in a mail (mail.trailers)."""
+
+    key: str  # canonical case: "Link", "Message-Id", "Reviewed-by"
+    value: str

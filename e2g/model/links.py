@@ -1,0 +1,126 @@
+"""What git and the matcher produce: a commit, the postings that carried it, and the
+answer to `e2g link`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from e2g.model import Address, Compact, DateSource, Trailer
+from e2g.model.mail import Patch
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A non-merge commit as the matcher sees it."""
+
+    sha: str
+    subject: str
+    subject_key: str
+    author: Address  # mailmap applied
+    author_date: datetime
+    commit_date: datetime
+    patch: Patch
+    trailers: tuple[Trailer, ...] = ()
+    body: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence(Compact):
+    """One reason behind a score, for humans and for --json."""
+
+    signal: str  # "trailer", "patch-id", "author-date", "subject", "author", "files", "diff", "date"
+    detail: str
+    weight: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A commit matched to one message that carried its patch."""
+
+    commit: str
+    message_id: str
+    method: str
+    score: float
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Posting(Compact):
+    """One message that carried a commit's patch (a version, resend, cross-post or cover)."""
+
+    message_id: str
+    subject: str
+    date: datetime | None
+    author: Address
+    lists: tuple[str, ...]
+    version: int
+    kind: str  # "patch", "cover", ...
+    applied: bool  # the version that was applied
+    method: (
+        str  # how it was found: "trailer", "patch-id", ..., "series" (cover), "version"
+    )
+    score: float
+    url: str | None  # the list archive's page for it, where one is known
+    thread_root: str
+    replies: int = 0
+    participants: tuple[str, ...] = ()
+    reviewers: tuple[
+        str, ...
+    ] = ()  # "Reviewed-by: Name <addr>" trailers given in replies
+    evidence: tuple[Evidence, ...] = ()
+    # Where `date` came from; when not the Date: header, what that header said.
+    date_source: DateSource = DateSource.HEADER
+    date_raw: str = ""
+
+    @property
+    def date_corrected(self) -> bool:
+        return self.date_source is not DateSource.HEADER
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected(Compact):
+    """A candidate the matcher looked at and turned down, with why."""
+
+    message_id: str
+    subject: str
+    score: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo(Compact):
+    """What is shown of a commit next to its postings."""
+
+    sha: str
+    subject: str
+    author: Address
+    author_date: datetime
+    commit_date: datetime
+    files: tuple[str, ...]
+
+
+def commit_info(commit: Commit) -> CommitInfo:
+    """What is shown of `commit` next to its postings."""
+    return CommitInfo(
+        sha=commit.sha,
+        subject=commit.subject,
+        author=commit.author,
+        author_date=commit.author_date,
+        commit_date=commit.commit_date,
+        files=commit.patch.paths,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LinkResult(Compact):
+    """The answer to `e2g link REV`: every posting of the commit, or an explicit no match."""
+
+    commit: CommitInfo
+    postings: tuple[Posting, ...]
+    rejected: tuple[Rejected, ...] = ()
+    note: str = ""  # e.g. why no match was possible: the commit is outside the archive
+
+    @property
+    def status(self) -> str:
+        return "matched" if self.postings else "no-match"

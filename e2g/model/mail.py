@@ -1,0 +1,133 @@
+"""What the archive readers and the mail parsers produce: a raw message and where it
+was read, and the parsed Message with its subject, diff and pull request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from e2g.model import Address, DateSource, FileStatus, Kind, Trailer
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a raw message was read from.
+
+    `source` names the archive (a path, or "-" for stdin); `position` is a stable key
+    inside it (a byte offset, a Maildir file name, a public-inbox commit sha) used for
+    resume checkpoints and for a raw-message pointer back into the archive.
+    """
+
+    source: str
+    position: str
+    list_hint: str | None = None  # e.g. the public-inbox / pipermail list name
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    """One message's bytes as the archive held them (mboxrd `>From` already undone)."""
+
+    data: bytes
+    origin: Origin
+    from_line: bytes | None = None  # the mbox "From " separator line, if any
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectInfo:
+    """A parsed subject: "[PATCH v3 2/7] mm: fix x" -> version 3, part 2/7, key."""
+
+    raw: str
+    title: str  # subject without Re:/Fwd: and leading [...] groups
+    key: (
+        str  # title whitespace-collapsed and case-folded: compare commit summaries here
+    )
+    version: int = 1
+    part: int | None = None
+    total: int | None = None
+    is_patch_tag: bool = False  # a [PATCH ...] / [RFC ...] style prefix was present
+    rfc: bool = False
+    resend: bool = False
+    is_reply: bool = False  # Re:/AW:/Fwd: prefix
+    tags: tuple[str, ...] = ()  # tree tags: net-next, liburing, 4.19, ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's part of a diff."""
+
+    path: str  # normalised: new path, or old path for a deletion
+    old_path: str | None  # normalised; differs from path for renames/copies
+    status: FileStatus = FileStatus.MODIFIED
+    binary: bool = False
+    added: int = 0
+    removed: int = 0
+    # lines_weight() of the path's collapsed added and removed lines, all its diffs
+    # in the text together; set for mail (which the store keeps), None otherwise.
+    weight: float | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """The diff a message (or commit) carries."""
+
+    diff: str  # the diff text, from the first diff header to the end of the last hunk
+    files: tuple[FileChange, ...]
+    added: int
+    removed: int
+    patch_id: str | None  # equal to `git patch-id --stable` of the same diff
+    # The files' paths, kept: the matcher asks for them once per candidate.
+    paths: tuple[str, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(change.path for change in self.files))
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    """A `git request-pull` message: the repository URL and branch or tag to pull."""
+
+    url: str
+    ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A parsed mail: everything the store keeps about it besides the raw bytes."""
+
+    message_id: str
+    synthetic_id: bool
+    subject: SubjectInfo
+    author: Address  # DMARC-rewritten senders resolved
+    patch_author: Address | None  # in-body From: of a patch, when present
+    date: datetime | None  # sanitised, aware UTC; None only when nothing is known
+    date_raw: str
+    date_source: DateSource
+    received_at: datetime | None  # the list server's Received: timestamp
+    list_id: str | None  # from List-Id:, normalised ("io-uring.vger.kernel.org")
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    kind: Kind
+    body: str  # the commentary (text before the diff), bounded
+    patch: Patch | None = None
+    pull: PullRequest | None = None
+    trailers: tuple[Trailer, ...] = ()  # known trailers of the unquoted commentary
+    to: tuple[str, ...] = ()  # addresses in To:/Cc:, bounded
+    # Parts that could not be read within bounds ("attachment truncated", ...):
+    # the mail is kept without them, and the ingest counts them.
+    defects: tuple[str, ...] = ()
+
+    @property
+    def parent_id(self) -> str | None:
+        """In-Reply-To, else the last References entry (DESIGN.md, "Threads")."""
+        if self.in_reply_to:
+            return self.in_reply_to
+        return self.references[-1] if self.references else None
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A message that could not be parsed: counted and reported, never fatal."""
+
+    reason: str  # short and stable, e.g. "no headers", "not a mail"
+    origin: Origin
+    detail: str = ""
