@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta
 from e2g.model import Address, DateSource, Kind, Trailer
-from e2g.model.links import CommitInfo
 from e2g.model.stored import StoredMessage
+
+if TYPE_CHECKING:
+    from e2g.model.links import CommitInfo
 
 __all__ = [
     "Store",
@@ -834,6 +836,10 @@ class Store:
 
     def stored_commits(self, repo: str, shas: Sequence[str]) -> dict[str, CommitInfo]:
         """What `e2g match` stored of each of `shas` in `repo` (those it answered)."""
+        # Here, not at the top: a search, which never asks, does not create the link
+        # types (model.links, and model.mail under it: ~8 ms of each start).
+        from e2g.model.links import CommitInfo  # noqa: PLC0415
+
         found: dict[str, CommitInfo] = {}
         for start in range(0, len(shas), 500):
             marks, chunk = in_list(shas[start : start + 500])

@@ -46,6 +46,7 @@ from e2g.model import (
     Address,
     DateSource,
     Kind,
+    SubjectInfo,
 )
 from e2g.model.mail import (
     Malformed,
@@ -53,7 +54,6 @@ from e2g.model.mail import (
     Patch,
     PullRequest,
     RawMessage,
-    SubjectInfo,
 )
 
 MAX_HEADERS = 1024

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 
-from e2g.model import MAX_SUBJECT, Kind
-from e2g.model.mail import SubjectInfo
+from e2g.model import MAX_SUBJECT, Kind, SubjectInfo
 
 _REPLY = re.compile(
     r"(?:re|fwd?|aw|sv|antw|wg|odp|rif|res|ynt|回复|答复|回覆|转发)"

@@ -4,12 +4,13 @@ No IO and no third-party imports: readers produce RawMessage, parsers produce Me
 (with Patch / PullRequest / SubjectInfo), git.repo produces Commit, the matcher produces
 Link. The store maps rows to and from these; output maps them to JSON.
 
-Here: the bounds on mail fields, the enums, line weights, Address and Trailer. The
+Here: the bounds on mail fields, the enums, line weights, Address, Trailer and
+SubjectInfo (a parsed subject, which search reads too). The
 other types live beside, by who makes them: `model.mail` (archive readers and mail
 parsers), `model.links` (git and the matcher), `model.stored` (the store's reads).
 Why apart: on Python 3.11 each frozen dataclass costs ~0.6 ms to create (six methods
 compiled one by one), and every start of e2g pays for the types its modules import;
-`e2g search` needs three of the eighteen (12.7 -> 2.5 ms of each search process,
+`e2g search` needs four of the eighteen (12.7 -> 2.5 ms of each search process,
 `benchmarks/startup.py`).
 """
 
@@ -108,3 +109,22 @@ class Trailer(Compact):
 
     key: str  # canonical case: "Link", "Message-Id", "Reviewed-by"
     value: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectInfo:
+    """A parsed subject: "[PATCH v3 2/7] mm: fix x" -> version 3, part 2/7, key."""
+
+    raw: str
+    title: str  # subject without Re:/Fwd: and leading [...] groups
+    key: (
+        str  # title whitespace-collapsed and case-folded: compare commit summaries here
+    )
+    version: int = 1
+    part: int | None = None
+    total: int | None = None
+    is_patch_tag: bool = False  # a [PATCH ...] / [RFC ...] style prefix was present
+    rfc: bool = False
+    resend: bool = False
+    is_reply: bool = False  # Re:/AW:/Fwd: prefix
+    tags: tuple[str, ...] = ()  # tree tags: net-next, liburing, 4.19, ...

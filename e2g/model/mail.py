@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from e2g.model import Address, DateSource, FileStatus, Kind, Trailer
+from e2g.model import Address, DateSource, FileStatus, Kind, SubjectInfo, Trailer
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,25 +30,6 @@ class RawMessage:
     data: bytes
     origin: Origin
     from_line: bytes | None = None  # the mbox "From " separator line, if any
-
-
-@dataclass(frozen=True, slots=True)
-class SubjectInfo:
-    """A parsed subject: "[PATCH v3 2/7] mm: fix x" -> version 3, part 2/7, key."""
-
-    raw: str
-    title: str  # subject without Re:/Fwd: and leading [...] groups
-    key: (
-        str  # title whitespace-collapsed and case-folded: compare commit summaries here
-    )
-    version: int = 1
-    part: int | None = None
-    total: int | None = None
-    is_patch_tag: bool = False  # a [PATCH ...] / [RFC ...] style prefix was present
-    rfc: bool = False
-    resend: bool = False
-    is_reply: bool = False  # Re:/AW:/Fwd: prefix
-    tags: tuple[str, ...] = ()  # tree tags: net-next, liburing, 4.19, ...
 
 
 @dataclass(frozen=True, slots=True)
