@@ -14,8 +14,16 @@ Prints the median and the spread of each, next to the targets of issue 15.
 `--baseline DIR` also times another checkout (PYTHONPATH=DIR) in the same rounds,
 alternating, so that before and after are measured in the same minute.
 
+`--installed` also times e2g as a user installs it (as pipx does): a new virtual
+environment in the scratch directory, `pip install` of this checkout and its
+dependencies from the package index, its own `python -c pass` and its console
+script `e2g`. A development machine's floor holds what a user's does not: the
+editable install's import hook and any other `.pth` file of the Python running this
+(here ~20 ms of every start); the installed line shows what users wait.
+
     python benchmarks/startup.py [--rounds 30] [--baseline /path/to/old/checkout]
     python benchmarks/startup.py --data-dir DATA --repo REPO --rev SHA --query 'io_uring'
+    python benchmarks/startup.py --installed [...]
 """
 
 from __future__ import annotations
@@ -66,16 +74,40 @@ def build_sample(root: Path) -> tuple[Path, Path, str]:
     return data, repo, str(rev)
 
 
-def _env(checkout: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(checkout)}
+def _env(checkout: Path | None) -> dict[str, str]:
+    """The environment of a child: PYTHONPATH names the checkout it measures; none for
+    an installed e2g, which must find only what its environment holds."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return env if checkout is None else {**env, "PYTHONPATH": str(checkout)}
 
 
-def commands(data: Path, repo: Path, *, rev: str, query: str) -> dict[str, list[str]]:
-    """What each measured line runs; `e2g` is the console script's entry point."""
-    e2g = [sys.executable, "-c", "from e2g.cli.app import main; main()"]
+def install(scratch: Path) -> Path:
+    """A new virtual environment with this checkout installed as users install it;
+    its bin directory."""
+    venv = scratch / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT)],
+        check=True,
+        env=_env(None),
+    )
+    return venv / "bin"
+
+
+def commands(
+    data: Path, repo: Path, *, rev: str, query: str, installed: Path | None = None
+) -> dict[str, list[str]]:
+    """What each measured line runs; `e2g` is the console script's entry point, or
+    with `installed` (a bin directory) the console script itself."""
+    python = sys.executable if installed is None else str(installed / "python")
+    e2g = (
+        [python, "-c", "from e2g.cli.app import main; main()"]
+        if installed is None
+        else [str(installed / "e2g")]
+    )
     data_dir = ["--data-dir", str(data)]
     return {
-        "python3 -c pass": [sys.executable, "-c", "pass"],
+        "python3 -c pass": [python, "-c", "pass"],
         "e2g --version": [*e2g, "--version"],
         "e2g link REV --json": [
             *e2g,
@@ -87,17 +119,18 @@ def commands(data: Path, repo: Path, *, rev: str, query: str) -> dict[str, list[
             "--json",
         ],
         "e2g search QUERY": [*e2g, *data_dir, "search", query],
-        "import e2g.cli.app": [sys.executable, "-c", IMPORT_APP],
+        "import e2g.cli.app": [python, "-c", IMPORT_APP],
     }
 
 
-def run_once(argv: list[str], checkout: Path) -> float:
+def run_once(argv: list[str], checkout: Path | None, cwd: Path) -> float:
     """Seconds of wall time for one child (or the time it printed, for the import).
 
-    Run in `checkout`, as `python -c` puts the current directory first on sys.path."""
+    Run in `cwd`: the checkout, as `python -c` puts the current directory first on
+    sys.path; for an installed e2g, a directory that holds no e2g."""
     start = time.perf_counter()
     done = subprocess.run(
-        argv, env=_env(checkout), cwd=checkout, capture_output=True, check=False
+        argv, env=_env(checkout), cwd=cwd, capture_output=True, check=False
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
@@ -107,15 +140,19 @@ def run_once(argv: list[str], checkout: Path) -> float:
     return elapsed
 
 
+Variant = tuple[dict[str, list[str]], Path | None, Path]  # lines, checkout, cwd
+
+
 def measure(
-    lines: dict[str, list[str]], checkouts: dict[str, Path], *, rounds: int
+    variants: dict[str, Variant], *, rounds: int
 ) -> dict[tuple[str, str], list[float]]:
-    """Every line under every checkout once a round, alternating; one warm-up round."""
+    """Every line of every variant once a round, alternating; one warm-up round."""
     times: dict[tuple[str, str], list[float]] = {}
+    labels = list(next(iter(variants.values()))[0])
     for number in range(rounds + 1):
-        for label, argv in lines.items():
-            for name, checkout in checkouts.items():
-                took = run_once(argv, checkout)
+        for label in labels:
+            for name, (lines, checkout, cwd) in variants.items():
+                took = run_once(lines[label], checkout, cwd)
                 if number:
                     times.setdefault((label, name), []).append(took)
         print(f"round {number}/{rounds}", file=sys.stderr, end="\r")
@@ -130,7 +167,7 @@ def report(times: dict[tuple[str, str], list[float]], checkouts: list[str]) -> N
         name: statistics.median(times["python3 -c pass", name]) for name in checkouts
     }
     print(
-        f"{'':22} {'checkout':>9} {'median':>9} {'p10..p90':>17} "
+        f"{'':22} {'variant':>9} {'median':>9} {'p10..p90':>17} "
         f"{'over python':>12} {'target':>8}"
     )
     for (label, name), values in times.items():
@@ -149,7 +186,7 @@ def report(times: dict[tuple[str, str], list[float]], checkouts: list[str]) -> N
             f"{'' if target is None else f'<{target * 1000:.0f}ms':>8} {verdict}"
         )
     if len(checkouts) > 1:
-        print(f"(checkouts measured alternately in each round: {', '.join(checkouts)})")
+        print(f"(variants measured alternately in each round: {', '.join(checkouts)})")
 
 
 def main() -> None:
@@ -162,6 +199,11 @@ def main() -> None:
     parser.add_argument("--rev", help="a commit of --repo (default: HEAD)")
     parser.add_argument("--query", default="frob")
     parser.add_argument("--baseline", type=Path, help="another checkout to compare")
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="also time e2g installed in a new virtual environment (pip install .)",
+    )
     args = parser.parse_args()
     checkouts = {"this": ROOT}
     if args.baseline:
@@ -175,7 +217,17 @@ def main() -> None:
         else:
             data, repo, rev = build_sample(Path(scratch))
         lines = commands(data, repo, rev=rev, query=args.query)
-        report(measure(lines, checkouts, rounds=args.rounds), list(checkouts))
+        variants: dict[str, Variant] = {
+            name: (lines, checkout, checkout) for name, checkout in checkouts.items()
+        }
+        if args.installed:
+            bin_dir = install(Path(scratch))
+            variants["installed"] = (
+                commands(data, repo, rev=rev, query=args.query, installed=bin_dir),
+                None,
+                Path(scratch),
+            )
+        report(measure(variants, rounds=args.rounds), list(variants))
 
 
 if __name__ == "__main__":
