@@ -262,6 +262,14 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT seen.seq, places.list, places.source, seen.position
         FROM seen JOIN places ON places.id = seen.place;
     """,
+    # 9: no header a message row only repeated. In-Reply-To and References were kept
+    # beside parent_id and thread_root, which are what threading reads, and nothing
+    # read them back: the raw mail holds them. 17 MB of a 200k-message store (5%);
+    # a store that migrates reuses the space for new rows (VACUUM returns it).
+    """
+    ALTER TABLE messages DROP COLUMN in_reply_to;
+    ALTER TABLE messages DROP COLUMN refs;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -293,9 +293,9 @@ class StoreWriter:
             "INSERT INTO messages(message_id, synthetic, subject, title, subject_key, version, "
             "part, total, rfc, resend, is_reply, tags, author_name, author_email, "
             "patch_author_name, patch_author_email, date, date_raw, date_source, received_at, "
-            "list_id, in_reply_to, refs, parent_id, thread_root, kind, body, pull_url, pull_ref, "
+            "list_id, parent_id, thread_root, kind, body, pull_url, pull_ref, "
             "patch_id, added, removed) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 message.message_id,
                 int(message.synthetic_id),
@@ -318,8 +318,6 @@ class StoreWriter:
                 str(message.date_source),
                 _epoch(message.received_at),
                 message.list_id,
-                message.in_reply_to,
-                " ".join(message.references),
                 message.parent_id,
                 root,
                 str(message.kind),

@@ -236,6 +236,37 @@ def test_sightings_of_schema_7_move_to_places_and_read_the_same(
     ) == [("frob-devel", "test.mbox", "3")]
 
 
+def test_schema_8_rows_lose_only_the_headers_nothing_read(tmp_path: Path) -> None:
+    """Schema 9 drops In-Reply-To and References from message rows (the raw mail
+    holds them; threading reads parent_id and thread_root): a store written before
+    reads every message as it did, and takes new mail."""
+    path = tmp_path / "s.sqlite3"
+    with StoreWriter(path) as writer:
+        writer.write_batch([_item(1), _item(2)], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        before = [store.message(f"msg{n}@example.org") for n in (1, 2)]
+    # The same rows as schema 8 held them: with the two columns, filled in.
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;ALTER TABLE messages ADD COLUMN in_reply_to TEXT;"
+        "ALTER TABLE messages ADD COLUMN refs TEXT NOT NULL DEFAULT '';"
+        "UPDATE messages SET in_reply_to = 'p@x', refs = 'r@x p@x';"
+        "PRAGMA user_version = 8;COMMIT;"
+    )
+    old.close()
+    with Store(path) as store:
+        after = [store.message(f"msg{n}@example.org") for n in (1, 2)]
+        assert after == before and None not in after
+        assert store.raw(before[0].seq) is not None  # type: ignore[union-attr]
+    columns = {row[1] for row in store_sql(path, "PRAGMA table_info(messages)")}
+    assert not {"in_reply_to", "refs"} & columns and "parent_id" in columns
+    assert store_sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    with StoreWriter(path) as writer:
+        writer.write_batch([_item(3)], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        assert store.message("msg3@example.org") is not None
+
+
 def _base64_patch(number: int) -> BatchItem:
     import base64
 
