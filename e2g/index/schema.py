@@ -270,6 +270,23 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE messages DROP COLUMN in_reply_to;
     ALTER TABLE messages DROP COLUMN refs;
     """,
+    # 10: diffs are compressed in blocks of consecutive patches, not one by one
+    # (store.DIFF_BLOCK_DIFFS says how many, and what it costs the matcher). Rows
+    # stored before stay in `diffs` and are read from there.
+    """
+    CREATE TABLE diff_blocks (
+        id INTEGER PRIMARY KEY,
+        dict_id INTEGER,
+        data BLOB NOT NULL
+    );
+    CREATE TABLE diff_parts (
+        seq INTEGER PRIMARY KEY REFERENCES messages(seq) ON DELETE CASCADE,
+        block INTEGER NOT NULL REFERENCES diff_blocks(id),
+        start INTEGER NOT NULL,
+        size INTEGER NOT NULL
+    );
+    CREATE INDEX diff_parts_block ON diff_parts(block);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

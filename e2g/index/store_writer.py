@@ -16,12 +16,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
 from e2g.index.codec import Codec
 from e2g.index.db import connect, read_meta, transaction
 from e2g.index.schema import DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
-from e2g.index.store import stored_diff
+from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, stored_diff
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
 from e2g.model.mail import FileChange, Malformed, Message, RawMessage
@@ -49,6 +50,11 @@ class BatchResult:
 # gave 2.7x; larger blocks gain little (256: 4.5x) and cost more to read one message.
 BLOCK_MESSAGES = 64
 BLOCK_BYTES = 1 << 20
+# Where a message's raw bytes and its diff lie: (table prefix, the query for its block).
+_PART_BLOCKS = (
+    ("raw", "SELECT block FROM raw_parts WHERE seq = ?"),
+    ("diff", "SELECT block FROM diff_parts WHERE seq = ?"),
+)
 
 
 def _epoch(value: datetime | None) -> int | None:
@@ -71,6 +77,7 @@ class StoreWriter:
         self._series = SeriesAssigner(self.connection)
         self._deleted_high = int(read_meta(self.connection, DELETED_SEQ_KEY) or 0)
         self._raw: list[RawPart] = []  # this batch's, until its blocks
+        self._diffs: list[tuple[int, bytes]] = []  # (seq, diff) likewise
         # (list, source) -> places.id, valid inside the batch that read it: a batch
         # that rolls back may have inserted the place it remembers.
         self._places: dict[tuple[str, str], int] = {}
@@ -158,7 +165,7 @@ class StoreWriter:
     ) -> BatchResult:
         """Write one batch and the source's checkpoint in a single transaction."""
         result = BatchResult()
-        self._raw = []  # nothing of a batch that failed before its blocks
+        self._raw, self._diffs = [], []  # nothing of a batch that failed before
         self._places = {}
         with transaction(self.connection, self.path):
             self.codec.maybe_train(
@@ -169,7 +176,7 @@ class StoreWriter:
                     self._delete(item.message.message_id, result)
                 else:
                     self._write_one(item, result)
-            self._write_raw_blocks()
+            self._write_blocks()
             for bad in malformed:
                 result.malformed_new += self._write_malformed(bad)
             if token is not None:
@@ -271,14 +278,7 @@ class StoreWriter:
                 "removed, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(seq, *row) for row in _file_rows(message.patch.files)],
             )
-            self.connection.execute(
-                "INSERT INTO diffs(seq, dict_id, data) VALUES (?, ?, ?)",
-                (
-                    seq,
-                    self.codec.dict_id,
-                    self.codec.compress(message.patch.diff.encode()),
-                ),
-            )
+            self._diffs.append((seq, message.patch.diff.encode()))
         if message.trailers:
             self.connection.executemany(
                 "INSERT INTO trailers(seq, key, value) VALUES (?, ?, ?)",
@@ -351,37 +351,51 @@ class StoreWriter:
                 return str(row[0])
         return threads.ghost_root(own, parent, references)
 
-    def _write_raw_blocks(self) -> None:
-        """The batch's new messages' raw bytes, in blocks of consecutive messages."""
-        pending, self._raw = self._raw, []
-        for block in _blocks(pending):
-            data = b"".join(part.stored for part in block)
-            cursor = self.connection.execute(
-                "INSERT INTO raw_blocks(dict_id, data) VALUES (?, ?)",
-                (self.codec.dict_id, self.codec.compress(data)),
+    def _write_blocks(self) -> None:
+        """The batch's new messages' raw bytes and diffs, each in blocks of
+        consecutive messages."""
+        raw, self._raw = self._raw, []
+        for block in _runs(
+            raw, [len(part.stored) for part in raw], BLOCK_MESSAGES, BLOCK_BYTES
+        ):
+            block_id, starts = self._write_block(
+                "raw_blocks", [part.stored for part in block]
             )
-            block_id = cursor.lastrowid
-            start = 0
-            rows = []
-            for part in block:
-                size = len(part.stored)
-                rows.append(
-                    (
-                        part.seq,
-                        block_id,
-                        start,
-                        size,
-                        part.diff_at,
-                        part.body_at,
-                        part.body_size,
-                    )
-                )
-                start += size
             self.connection.executemany(
                 "INSERT INTO raw_parts(seq, block, start, size, diff_at, body_at, "
                 "body_size) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                [
+                    (part.seq, block_id, start, len(part.stored), part.diff_at)
+                    + (part.body_at, part.body_size)
+                    for part, start in zip(block, starts, strict=True)
+                ],
             )
+        diffs, self._diffs = self._diffs, []
+        for run in _runs(
+            diffs, [len(diff) for _, diff in diffs], DIFF_BLOCK_DIFFS, DIFF_BLOCK_BYTES
+        ):
+            block_id, starts = self._write_block("diff_blocks", [d for _, d in run])
+            self.connection.executemany(
+                "INSERT INTO diff_parts(seq, block, start, size) VALUES (?, ?, ?, ?)",
+                [
+                    (seq, block_id, start, len(diff))
+                    for (seq, diff), start in zip(run, starts, strict=True)
+                ],
+            )
+
+    def _write_block(self, table: str, parts: Sequence[bytes]) -> tuple[int, list[int]]:
+        """One compressed block of `parts` in `table` (raw_blocks, diff_blocks): its
+        id, and where each part starts in it."""
+        cursor = self.connection.execute(
+            f"INSERT INTO {table}(dict_id, data) VALUES (?, ?)",  # noqa: S608 - ours
+            (self.codec.dict_id, self.codec.compress(b"".join(parts))),
+        )
+        assert cursor.lastrowid is not None
+        starts, start = [], 0
+        for part in parts:
+            starts.append(start)
+            start += len(part)
+        return int(cursor.lastrowid), starts
 
     def _delete(self, message_id: str, result: BatchResult) -> None:
         row = self.connection.execute(
@@ -390,18 +404,20 @@ class StoreWriter:
         if row is None:
             return
         seq = int(row[0])
-        if self._raw:  # a message written earlier in this batch may be the one
-            self._write_raw_blocks()
-        block = self.connection.execute(
-            "SELECT block FROM raw_parts WHERE seq = ?", (seq,)
-        ).fetchone()
+        if self._raw or self._diffs:  # one written earlier in this batch may be it
+            self._write_blocks()
+        blocks = [
+            (table, self.connection.execute(query, (seq,)).fetchone())
+            for table, query in _PART_BLOCKS
+        ]
         self.connection.execute("DELETE FROM messages WHERE seq = ?", (seq,))
-        if block is not None:  # a block none of whose messages is left goes too
-            self.connection.execute(
-                "DELETE FROM raw_blocks WHERE id = ? AND NOT EXISTS "
-                "(SELECT 1 FROM raw_parts WHERE block = ?)",
-                (block[0], block[0]),
-            )
+        for table, block in blocks:  # a block none of whose messages is left goes
+            if block is not None:
+                self.connection.execute(
+                    f"DELETE FROM {table}_blocks WHERE id = ? AND NOT EXISTS "  # noqa: S608
+                    f"(SELECT 1 FROM {table}_parts WHERE block = ?)",
+                    (block[0], block[0]),
+                )
         result.deleted.append(message_id)
         self._journal(message_id)
         if seq > self._deleted_high:
@@ -462,7 +478,7 @@ def _file_rows(
 @dataclass(frozen=True, slots=True)
 class RawPart:
     """A message's raw bytes as a block holds them: without its diff where the diff
-    occurs verbatim (`diffs` keeps it; diff_at says where it goes back), and where
+    occurs verbatim (its diff block keeps it; diff_at says where it goes back), and where
     its body lies in them (body_at, body_size), so no `bodies` row is needed."""
 
     seq: int
@@ -491,19 +507,24 @@ def _raw_part(seq: int, raw: bytes, message: Message) -> RawPart:
     )
 
 
-def _blocks(pending: Sequence[RawPart]) -> Iterator[Sequence[RawPart]]:
-    """Consecutive runs of at most BLOCK_MESSAGES messages and about BLOCK_BYTES
-    (a larger message is a block of its own): reading one message decompresses
-    its block, so a block stays small enough to read for one message."""
+_Item = TypeVar("_Item")
+
+
+def _runs(
+    pending: Sequence[_Item], sizes: Sequence[int], most: int, size_limit: int
+) -> Iterator[Sequence[_Item]]:
+    """Consecutive runs of at most `most` items and about `size_limit` bytes (a
+    larger item is a run of its own): reading one item decompresses its block, so
+    a block stays small enough to read for one item."""
     start = 0
     while start < len(pending):
         end, size = start, 0
         while (
             end < len(pending)
-            and end - start < BLOCK_MESSAGES
-            and (end == start or size + len(pending[end].stored) <= BLOCK_BYTES)
+            and end - start < most
+            and (end == start or size + sizes[end] <= size_limit)
         ):
-            size += len(pending[end].stored)
+            size += sizes[end]
             end += 1
         yield pending[start:end]
         start = end

@@ -14,7 +14,7 @@ from e2g.api.core import ingest
 from e2g.errors import StoreError
 from e2g.index.db import connect
 from e2g.index.schema import MIGRATIONS, SCHEMA_VERSION
-from e2g.index.store import Store
+from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, Store
 from e2g.index.store_writer import BatchItem, StoreWriter
 from e2g.mail.message import parse_message
 from e2g.model.mail import Message, Origin, RawMessage
@@ -241,23 +241,26 @@ def test_schema_8_rows_lose_only_the_headers_nothing_read(tmp_path: Path) -> Non
     holds them; threading reads parent_id and thread_root): a store written before
     reads every message as it did, and takes new mail."""
     path = tmp_path / "s.sqlite3"
-    with StoreWriter(path) as writer:
-        writer.write_batch([_item(1), _item(2)], source="t", token=None, now=NOW)
-    with Store(path) as store:
-        before = [store.message(f"msg{n}@example.org") for n in (1, 2)]
-    # The same rows as schema 8 held them: with the two columns, filled in.
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript(
-        "BEGIN;ALTER TABLE messages ADD COLUMN in_reply_to TEXT;"
-        "ALTER TABLE messages ADD COLUMN refs TEXT NOT NULL DEFAULT '';"
-        "UPDATE messages SET in_reply_to = 'p@x', refs = 'r@x p@x';"
-        "PRAGMA user_version = 8;COMMIT;"
+        "BEGIN;" + ";".join(MIGRATIONS[:8]) + ";PRAGMA user_version = 8;COMMIT;"
+    )
+    old.execute(
+        "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
+        "author_name, author_email, date_raw, date_source, in_reply_to, refs, "
+        "parent_id, thread_root, kind, body) VALUES (1, 'reply@x', 'Re: s', 's', "
+        "'s', 'A', 'a@example.org', '', 'none', 'p@x', 'r@x p@x', 'p@x', 'r@x', "
+        "'reply', '')"
     )
     old.close()
     with Store(path) as store:
-        after = [store.message(f"msg{n}@example.org") for n in (1, 2)]
-        assert after == before and None not in after
-        assert store.raw(before[0].seq) is not None  # type: ignore[union-attr]
+        message = store.message("reply@x")
+        assert message is not None
+        assert (message.parent_id, message.thread_root, message.subject) == (
+            "p@x",
+            "r@x",
+            "Re: s",
+        )
     columns = {row[1] for row in store_sql(path, "PRAGMA table_info(messages)")}
     assert not {"in_reply_to", "refs"} & columns and "parent_id" in columns
     assert store_sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
@@ -286,7 +289,7 @@ def _base64_patch(number: int) -> BatchItem:
 def test_each_byte_is_stored_once_and_every_message_reads_back(
     tmp_path: Path,
 ) -> None:
-    """A plain mail's diff is cut out of its raw bytes (the `diffs` row keeps it)
+    """A plain mail's diff is cut out of its raw bytes (its diff block keeps it)
     and its body is read from them; an encoded mail, whose decoded text is not in
     its raw bytes, keeps both whole. Raw bytes, bodies and diffs read back exactly."""
     path = tmp_path / "s.sqlite3"
@@ -315,6 +318,109 @@ def test_each_byte_is_stored_once_and_every_message_reads_back(
     assert store_sql(
         path, "SELECT COUNT(*) FROM raw_parts WHERE body_at IS NOT NULL"
     ) == [(259,)]
+
+
+def _patch(number: int, lines: int = 1) -> BatchItem:
+    diff = patch_body(number) if lines == 1 else _long_patch(number, lines)
+    return _item(number, subject=f"[PATCH] mm: fix {number}", body=f"Fix.\n\n{diff}")
+
+
+def _long_patch(number: int, lines: int) -> str:
+    added = "".join(f"+line {number}.{n} of a long change\n" for n in range(lines))
+    return (
+        f"---\n mm/big{number}.c | {lines} +\n 1 file changed\n\n"
+        f"diff --git a/mm/big{number}.c b/mm/big{number}.c\n"
+        f"--- a/mm/big{number}.c\n+++ b/mm/big{number}.c\n"
+        f"@@ -0,0 +1,{lines} @@\n{added}"
+    )
+
+
+def test_diffs_are_stored_in_blocks_and_each_reads_back_exactly(
+    tmp_path: Path,
+) -> None:
+    """Diffs go DIFF_BLOCK_DIFFS to a compressed block, a diff larger than
+    DIFF_BLOCK_BYTES alone; each reads back exactly, in any order, from a reader
+    whose block cache holds fewer blocks than there are."""
+    from e2g.index import store as module
+
+    path = tmp_path / "s.sqlite3"
+    items = [_patch(n) for n in range(1, 40)]
+    items.insert(20, _patch(500, lines=DIFF_BLOCK_BYTES // 20))  # ~0.8 MB of diff
+    items.append(_item(600))  # no diff: no part
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+    sizes = [
+        count
+        for (count,) in store_sql(
+            path, "SELECT COUNT(*) FROM diff_parts GROUP BY block ORDER BY block"
+        )
+    ]
+    assert sizes == [DIFF_BLOCK_DIFFS, 4, 1, DIFF_BLOCK_DIFFS, 3], sizes
+    assert store_sql(path, "SELECT COUNT(*) FROM diffs") == [(0,)]
+    with Store(path) as store:
+        store._diff_blocks = module.Blocks(limit=2)
+        seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
+        for item in [*reversed(items), *items[::3]]:
+            seq = seqs[item.message.message_id]
+            expected = item.message.patch.diff if item.message.patch else None
+            assert store.diff(seq) == expected
+            assert store.raw(seq) == item.raw.data
+        assert len(store._diff_blocks._blocks) == 2
+
+
+def test_a_deleted_patch_takes_its_diff_block_only_with_the_last_of_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    items = [_patch(n) for n in range(1, 4)]
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+        for gone in items[:2]:
+            deleted = BatchItem(gone.message, gone.raw, gone.list_name, deleted=True)
+            writer.write_batch([deleted], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        (left,) = stored_where(store, "1")
+        assert store.diff(left.seq) == items[2].message.patch.diff  # type: ignore[union-attr]
+    assert store_sql(path, "SELECT COUNT(*) FROM diff_blocks") == [(1,)]
+    with StoreWriter(path) as writer:
+        gone = items[2]
+        deleted = BatchItem(gone.message, gone.raw, gone.list_name, deleted=True)
+        writer.write_batch([deleted], source="t", token=None, now=NOW)
+    assert store_sql(path, "SELECT COUNT(*) FROM diff_blocks") == [(0,)]
+    assert store_sql(path, "SELECT COUNT(*) FROM diff_parts") == [(0,)]
+
+
+def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> None:
+    """A store written before diff blocks keeps its `diffs` rows; after the
+    migration they read as before (raw bytes too), and new diffs go to blocks."""
+    path = tmp_path / "s.sqlite3"
+    first = _patch(1)
+    with StoreWriter(path) as writer:
+        writer.write_batch([first], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        (message,) = stored_where(store, "1")
+        alone = store.codec.compress(first.message.patch.diff.encode())  # type: ignore[union-attr]
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(  # as schema 9 held it: the diff in its own row
+        "BEGIN;DELETE FROM diff_parts;DELETE FROM diff_blocks;"
+        "DROP TABLE diff_parts;DROP TABLE diff_blocks;PRAGMA user_version = 9;COMMIT;"
+    )
+    old.execute(
+        "INSERT INTO diffs(seq, dict_id, data) VALUES (?, NULL, ?)",
+        (message.seq, alone),
+    )
+    old.close()
+    second = _patch(2)
+    with StoreWriter(path) as writer:
+        writer.write_batch([second], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        for item in (first, second):
+            stored = store.message(item.message.message_id)
+            assert stored is not None
+            assert store.diff(stored.seq) == item.message.patch.diff  # type: ignore[union-attr]
+            assert store.raw(stored.seq) == item.raw.data
+    assert store_sql(path, "SELECT COUNT(*) FROM diffs") == [(1,)]
+    assert store_sql(path, "SELECT COUNT(*) FROM diff_parts") == [(1,)]
 
 
 def test_a_body_and_diff_stored_whole_under_schema_6_still_read(
