@@ -70,15 +70,33 @@ def reindex(
     )
 
 
-def optimize(settings: Settings) -> tuple[int, int]:
-    """Merge the full-text index into one segment; (segments before, after)."""
+@dataclass(frozen=True)
+class Optimized:
+    """What `optimize` did: the index's segments and the store file's bytes, before
+    and after."""
+
+    segments_before: int
+    segments_after: int
+    store_before: int
+    store_after: int
+
+
+def optimize(settings: Settings) -> Optimized:
+    """Merge the full-text index into one segment, and give the store's free pages
+    (left by a migration or deleted mail) back to the disk."""
     from e2g.index.fulltext import Fulltext
+    from e2g.index.store_writer import StoreWriter
     from e2g.ingest.indexing import LOCK_WAIT_SECONDS
 
-    open_store(settings).close()
+    with open_store(settings) as store:
+        store_before, free = store.file_pages()
+    store_after = store_before
+    if free:
+        with StoreWriter(settings.store_path) as writer:
+            store_before, store_after = writer.compact()
     with Fulltext.open(settings.index_dir, create=False) as fulltext:
         before = fulltext.optimize(wait=LOCK_WAIT_SECONDS)
-        return before, fulltext.segments()
+        return Optimized(before, fulltext.segments(), store_before, store_after)
 
 
 def open_store(settings: Settings) -> Store:

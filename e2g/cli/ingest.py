@@ -154,9 +154,9 @@ def _progress_text(event: Progress, total: int | None) -> str:
     """Messages, MB and msg/s; with a known size, the share done and the time left
     (from the rate so far: a resumed file reads from its checkpoint, so less)."""
     rate = event.messages / event.elapsed if event.elapsed > 0 else 0.0
-    text = f"{output.number(event.messages)} msgs  {event.bytes / 1e6:,.1f} MB"
+    text = f"{output.number(event.messages)} msgs  {output.megabytes(event.bytes)}"
     if total:
-        text += f" of {total / 1e6:,.1f} MB ({min(event.bytes / total, 1):.0%})"
+        text += f" of {output.megabytes(total)} ({min(event.bytes / total, 1):.0%})"
     text += f"  {rate:,.0f} msg/s"
     speed = event.bytes / event.elapsed if event.elapsed > 0 else 0.0
     if total and speed > 0 and event.bytes < total:
@@ -180,21 +180,28 @@ def reindex(ctx: typer.Context) -> None:
 
 
 def optimize(ctx: typer.Context) -> None:
-    """Merge the full-text index into one segment: searches read fewer files.
+    """Merge the full-text index into one segment and give the store's free pages back.
 
     Ingest writes the index in large segments it never rewrites, so its cost stays
-    bounded at any size; this pays the merge once (minutes at a million messages)."""
+    bounded at any size; this pays the merge once (minutes at a million messages).
+    The store keeps the pages a migration or deleted mail freed for later writes;
+    this returns them to the disk (it needs free space of about twice the store)."""
     from e2g.api import core as api
 
     settings = options(ctx).settings()
     with output.ProgressBar("optimize", enabled=not options(ctx).quiet):
-        before, after = api.optimize(settings)
+        done = api.optimize(settings)
     if options(ctx).quiet:
         return
-    if before <= 1:
+    if done.segments_before <= 1:
         output.err("the full-text index is one segment already")
     else:
-        output.err(f"{before} segments merged into {after}")
+        output.err(f"{done.segments_before} segments merged into {done.segments_after}")
+    if done.store_after < done.store_before:
+        output.err(
+            f"store {output.megabytes(done.store_before)} -> "
+            f"{output.megabytes(done.store_after)}: free pages returned to the disk"
+        )
 
 
 def register(app: typer.Typer) -> None:

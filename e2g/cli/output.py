@@ -100,6 +100,10 @@ def number(value: int) -> str:
     return f"{value:,}"
 
 
+def megabytes(value: int) -> str:
+    return f"{value / 1e6:,.1f} MB"
+
+
 def count(value: int, singular: str, plural: str | None = None) -> str:
     """`1 patch`, `2 patches`, `1 pull request`: a number with its noun agreeing."""
     noun = singular if value == 1 else plural or f"{singular}s"

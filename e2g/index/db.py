@@ -116,3 +116,12 @@ def read_meta(connection: sqlite3.Connection, key: str) -> str | None:
     """A value of the store's `meta` table, or None."""
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def file_pages(connection: sqlite3.Connection) -> tuple[int, int]:
+    """(bytes the store's file holds in pages, bytes of them that are free): the
+    free pages are what a migration or deleted mail left, reused by later writes."""
+    size = int(connection.execute("PRAGMA page_size").fetchone()[0])
+    pages = int(connection.execute("PRAGMA page_count").fetchone()[0])
+    free = int(connection.execute("PRAGMA freelist_count").fetchone()[0])
+    return pages * size, free * size

@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from e2g.index.codec import Codec
-from e2g.index.db import connect, read_meta
+from e2g.index.db import connect, file_pages, read_meta
 from e2g.model import Address, DateSource, Kind, Trailer
 from e2g.model.stored import StoredMessage
 
@@ -609,6 +609,10 @@ class Store:
 
     def meta(self, key: str) -> str | None:
         return read_meta(self._connection, key)
+
+    def file_pages(self) -> tuple[int, int]:
+        """(bytes of the store's file, bytes of them free for later writes)."""
+        return file_pages(self._connection)
 
     def date_range(self) -> tuple[datetime, datetime] | None:
         """The oldest and newest message dates in the store (None when empty)."""

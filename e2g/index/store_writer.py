@@ -11,6 +11,7 @@ One writer at a time per data dir, enforced with a lock file.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -18,8 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from e2g.errors import StoreError
 from e2g.index.codec import Codec
-from e2g.index.db import connect, read_meta, transaction
+from e2g.index.db import connect, explain, file_pages, read_meta, transaction
 from e2g.index.schema import DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
 from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, stored_diff
@@ -434,6 +436,24 @@ class StoreWriter:
         """Forget the journal up to `upto`, which the full-text index has applied."""
         with transaction(self.connection, self.path):
             self.connection.execute("DELETE FROM index_changes WHERE rev <= ?", (upto,))
+
+    def compact(self) -> tuple[int, int]:
+        """Rewrite the store without its free pages, which SQLite otherwise keeps for
+        later writes; (bytes before, bytes after). The copy goes to a temporary file,
+        not memory (it is the whole store), and back through the WAL: it needs free
+        disk of about twice the store, and a full disk or a crash leaves the store as
+        it was."""
+        before, free = file_pages(self.connection)
+        if free:
+            try:
+                self.connection.execute("PRAGMA temp_store = FILE")
+                self.connection.execute("VACUUM")
+                self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.DatabaseError as err:
+                raise StoreError(explain(err, self.path)) from None
+            finally:
+                self.connection.execute("PRAGMA temp_store = MEMORY")
+        return before, file_pages(self.connection)[0]
 
     def _write_malformed(self, bad: Malformed) -> int:
         cursor = self.connection.execute(

@@ -235,6 +235,45 @@ def test_optimize_merges_the_index_and_searches_answer_the_same(tmp_path, archiv
     )
 
 
+def test_optimize_gives_back_the_pages_deleted_mail_freed(tmp_path):
+    """A public-inbox that deletes most of its mail leaves the store's file as
+    large as before (SQLite keeps the free pages); optimize returns them."""
+    import random
+
+    from tests.ingest.test_public_inbox import Inbox
+
+    noise = random.Random(7)
+    inbox = Inbox.create(tmp_path / "frob.git")
+    posts = []
+    for number in range(1, 41):
+        added = "".join(f"+{noise.getrandbits(256):064x}\n" for _ in range(300))
+        body = (
+            f"Fix.\n\n---\ndiff --git a/mm/n{number}.c b/mm/n{number}.c\n"
+            f"--- a/mm/n{number}.c\n+++ b/mm/n{number}.c\n@@ -0,0 +1,300 @@\n{added}"
+        )
+        posts.append(mail(number, subject=f"[PATCH] mm: noise {number}", body=body))
+        inbox.add(posts[-1])
+    data = tmp_path / "d"
+    e2g(data, "-q", "ingest", str(inbox.git_dir))
+    for post in posts[8:]:
+        inbox.delete(post)
+    e2g(data, "-q", "ingest", str(inbox.git_dir))
+    store = data / "store.sqlite3"
+    before_bytes = store.stat().st_size
+    kept = e2g(data, "search", "--json", "noise").stdout
+    result = e2g(data, "optimize")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("store ") and lines[-1].endswith(
+        "MB: free pages returned to the disk"
+    )
+    assert store.stat().st_size < before_bytes * 2 // 3
+    assert e2g(data, "search", "--json", "noise").stdout == kept
+    assert len(kept.splitlines()) == 8
+    again = e2g(data, "optimize").stderr
+    assert "free pages" not in again
+
+
 def test_optimize_before_any_ingest_is_one_clear_line(tmp_path):
     result = e2g(tmp_path / "d", "optimize")
     assert result.returncode != 0 and result.stderr.count("\n") == 1

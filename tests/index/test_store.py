@@ -737,3 +737,46 @@ def test_a_file_changed_by_two_diffs_of_one_mail_is_stored_once_with_both_counts
         from e2g.mail.patch import file_weights
 
         assert stored.file_weights == (file_weights(diff)["mm/frob.c"],)
+
+
+def _noisy_patch(number: int, lines: int) -> BatchItem:
+    """A patch whose lines zstd cannot shrink much, so that deleting it frees pages."""
+    import random
+
+    noise = random.Random(number)
+    added = "".join(f"+{noise.getrandbits(256):064x}\n" for _ in range(lines))
+    diff = (
+        f"---\n mm/noise{number}.c | {lines} +\n 1 file changed\n\n"
+        f"diff --git a/mm/noise{number}.c b/mm/noise{number}.c\n"
+        f"--- a/mm/noise{number}.c\n+++ b/mm/noise{number}.c\n"
+        f"@@ -0,0 +1,{lines} @@\n{added}"
+    )
+    return _item(number, subject=f"[PATCH] mm: noise {number}", body=f"Fix.\n\n{diff}")
+
+
+def test_compact_returns_the_pages_deleted_mail_freed_and_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    items = [_noisy_patch(number, 300) for number in range(1, 41)]
+    with StoreWriter(path) as writer:
+        writer.write_batch(items, source="t", token=None, now=NOW)
+        for gone in items[4:]:
+            deleted = BatchItem(gone.message, gone.raw, gone.list_name, deleted=True)
+            writer.write_batch([deleted], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        size, free = store.file_pages()
+    assert free > size // 3  # the blocks of 32 of the 36 deleted patches are gone
+    with StoreWriter(path) as writer:
+        before, after = writer.compact()
+        assert before == size and after <= size - free + 4096
+        assert writer.compact() == (after, after)  # nothing free: nothing done
+        writer.write_batch([_noisy_patch(99, 10)], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        for kept in items[:4]:
+            stored = store.message(kept.message.message_id)
+            assert stored is not None
+            assert store.raw(stored.seq) == kept.raw.data
+            assert store.diff(stored.seq) == kept.message.patch.diff  # type: ignore[union-attr]
+        assert store.message("msg99@example.org") is not None
+        assert store.message("msg40@example.org") is None
