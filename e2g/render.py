@@ -22,6 +22,8 @@ from datetime import datetime
 from html import escape
 from typing import TYPE_CHECKING
 
+from e2g import words
+
 if TYPE_CHECKING:
     from e2g.api.blame import Review, Run
     from e2g.api.core import SearchHit
@@ -311,7 +313,7 @@ def render_svg(result: StatsResult, *, limit: int = 40) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
         f'<text x="10" y="20" font-size="14">e2g coverage by {escape(result.by)}: '
-        f"{result.total.matched}/{result.total.commits} commits matched "
+        f"{result.total.matched}/{words.count(result.total.commits, 'commit')} matched "
         f"({result.total.share:.0%})</text>",
     ]
     for index, row in enumerate(rows):

@@ -31,6 +31,7 @@ from e2g.mail.interdiff import Interdiff, compare
 from e2g.matcher.postings import same_author
 from e2g.model import Kind
 from e2g.model.stored import StoredMessage
+from e2g.words import count
 
 from .core import open_store
 
@@ -257,7 +258,7 @@ def _for_cover(store: Store, cover: StoredMessage, spans: list[MatchedSpan]) -> 
         version=cover.version,
         status=status,
         commits=commits,
-        note=f"{tally.applied} of {tally.total} patches applied"
+        note=f"{tally.applied} of {count(tally.total, 'patch', 'patches')} applied"
         + (" (as a later version)" if status == SUPERSEDED else "")
         if patches
         else "no patch of this series is in the store",

@@ -35,6 +35,7 @@ from typing import IO, NoReturn
 from e2g.archives.mbox import MAX_RAW_MESSAGE
 from e2g.errors import ArchiveUnreadable, notice
 from e2g.model.mail import Origin, RawMessage
+from e2g.words import count
 
 log = logging.getLogger(__name__)
 
@@ -201,16 +202,15 @@ def _walk(
     # counted, never dropped in silence.
     if lost:
         notice.warning(
-            "%s: the message blobs of %d commits are missing from the repository "
-            "(a partial or damaged clone); they were skipped",
+            "%s: %s missing from the repository (a partial or damaged clone); skipped",
             epoch.git_dir,
-            lost,
+            count(lost, "commit's message blob is", "commits' message blobs are"),
         )
     if empty:
         notice.warning(
-            "%s: %d commits hold no message (no m or d file); they were skipped",
+            "%s: %s no message (no m or d file); skipped",
             epoch.git_dir,
-            empty,
+            count(empty, "commit holds", "commits hold"),
         )
 
 

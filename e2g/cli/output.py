@@ -20,6 +20,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
+from e2g.words import count as count  # the one rule of plurals, for every command
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
@@ -102,12 +104,6 @@ def number(value: int) -> str:
 
 def megabytes(value: int) -> str:
     return f"{value / 1e6:,.1f} MB"
-
-
-def count(value: int, singular: str, plural: str | None = None) -> str:
-    """`1 patch`, `2 patches`, `1 pull request`: a number with its noun agreeing."""
-    noun = singular if value == 1 else plural or f"{singular}s"
-    return f"{value:,} {noun}"
 
 
 def terminal_width() -> int:

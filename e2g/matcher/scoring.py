@@ -42,6 +42,7 @@ from e2g.matcher.similarity import (
 from e2g.model import Address
 from e2g.model.links import Commit, Evidence
 from e2g.model.stored import StoredMessage
+from e2g.words import count
 
 WEIGHTS = {"diff": 0.50, "subject": 0.25, "author": 0.15, "files": 0.10}
 ACCEPT_THRESHOLD = 0.60
@@ -367,7 +368,7 @@ def _score_trailer(
             "",
         )
     if signals.diff is not None and signals.diff >= TRAILER_DIFF_AGREEMENT:
-        detail = f"diff {signals.diff:.2f} over {signals.shared_files} files"
+        detail = f"diff {signals.diff:.2f} over {count(signals.shared_files, 'file')}"
         return Score(1.0, "trailer", True, (named, Evidence("diff", detail, 1.0)), "")
     if signals.diff is None and signals.subject >= STRONG_SIGNAL:
         detail = f"subject {signals.subject:.2f}, no diff to compare"
@@ -448,7 +449,9 @@ def _fuzzy_evidence(
     files = f"files {signals.shared_files}/{len(candidate.message.files)} shared (jaccard {signals.files:.2f})"
     evidence.append(Evidence("files", files, share("files", signals.files)))
     if signals.diff is not None:
-        detail = f"diff {_diff_text(signals)} over {signals.shared_files} files"
+        detail = (
+            f"diff {_diff_text(signals)} over {count(signals.shared_files, 'file')}"
+        )
         evidence.append(Evidence("diff", detail, share("diff", signals.diff)))
     else:
         evidence.append(Evidence("diff", "no diff to compare", 0.0))

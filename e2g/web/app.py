@@ -20,7 +20,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from e2g import __version__, errors
+from e2g import __version__, errors, words
 from e2g.config import Settings
 from e2g.web import pages, rest
 from e2g.web.context import CACHE_ENTRIES, ResultCache, WebContext
@@ -93,6 +93,7 @@ def make_templates(settings: Settings) -> jinja2.Environment:
         diff_lines=diff_lines,
         list_url=settings.url_for,
         basename=_basename,
+        count=words.count,
     )
     environment.globals.update(version=__version__, data_dir=str(settings.data_dir))
     return environment

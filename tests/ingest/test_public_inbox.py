@@ -169,7 +169,7 @@ def test_commit_without_m_or_d_is_skipped_and_counted(tmp_path: Path, caplog) ->
     inbox.add(message(1))
     with caplog.at_level("WARNING", logger="e2g.notice"):
         assert [data for _, data, _ in read(inbox.git_dir)] == [message(1)]
-    assert "1 commits hold no message (no m or d file)" in caplog.text
+    assert "1 commit holds no message (no m or d file)" in caplog.text
 
 
 def _object_file(git_dir: Path, sha: str) -> Path:
@@ -187,7 +187,7 @@ def test_a_lost_message_blob_is_counted_and_the_rest_read(
     with caplog.at_level("WARNING", logger="e2g.notice"):
         got = [data for _, data, _ in read(inbox.git_dir)]
     assert got == [message(1), message(3)]
-    assert "the message blobs of 1 commits are missing" in caplog.text
+    assert "1 commit's message blob is missing" in caplog.text
 
 
 def test_a_damaged_history_is_said_and_the_next_epoch_read(

@@ -160,7 +160,7 @@ def test_same_subject_and_similar_diff_is_accepted() -> None:
     found = details(result)
     assert "subject 1.00" in found
     assert any(
-        text.startswith("diff 0.9") and text.endswith("over 1 files") for text in found
+        text.startswith("diff 0.9") and text.endswith("over 1 file") for text in found
     )
     assert "posted 14 days before commit" in found
     assert result.reason == ""

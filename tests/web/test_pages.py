@@ -41,6 +41,8 @@ def test_front_page(client, web_data: WebData):
     assert reviewed < text.index(f'href="/commit/{web_data.sha}"') < unmatched
     assert unmatched < text.index(f'href="/commit/{web_data.unposted}"')
     assert "no posting found</span>" in text
+    # every count agrees with its noun: the store holds one list
+    assert '<p class="counts">8 messages · 2 patches · 6 threads · 1 list</p>' in text
     assert "<script" not in text
 
 
