@@ -17,7 +17,8 @@ from e2g import config, errors
 from e2g.api.blame import NOT_COMMITTED, OUTSIDE, blame, history
 from e2g.api.core import open_store
 from e2g.api.link import link, match_commits, repo_key
-from e2g.git.repo import Repo, parse_blame
+from e2g.git.blame import parse_blame
+from e2g.git.repo import Repo
 from e2g.render import blame_json, link_json, review_cell
 from tests.conftest import git, sample_repo, sample_store
 

@@ -24,7 +24,8 @@ from e2g.api.core import no_mail, open_store
 from e2g.api.link import match_commits, outside_archive, repo_key
 from e2g.config import Settings
 from e2g.errors import NotMatched, UsageError
-from e2g.git.repo import UNCOMMITTED, BlameCommit, BlameLine, Repo
+from e2g.git.blame import BlameCommit, BlameLine
+from e2g.git.repo import UNCOMMITTED, Repo
 from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.model.links import CommitInfo, Posting, commit_info
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from e2g.config import Settings
 from e2g.errors import EmptyStore, IndexError_, StoreError
@@ -70,8 +70,9 @@ def reindex(
     )
 
 
-@dataclass(frozen=True)
-class Optimized:
+class Optimized(
+    NamedTuple
+):  # not a dataclass: every search and link imports this module
     """What `optimize` did: the index's segments and the store file's bytes, before
     and after."""
 

@@ -15,7 +15,6 @@ git.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -23,9 +22,9 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
 
 from e2g.errors import NotFound, RepoError, UnknownCommit, UsageError
 from e2g.mail.patch import (
@@ -41,6 +40,9 @@ from e2g.mail.trailers import parse_trailers
 from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, MAX_SUBJECT, Address
 from e2g.model.links import Commit
 from e2g.model.mail import FileChange, Patch
+
+if TYPE_CHECKING:
+    from e2g.git import blame
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +93,7 @@ _NUMSTAT_OPTIONS = (*_READ_OPTIONS, "--numstat", "--no-renames")
 # Shas per write: a batch must fit the pipe, or git, blocked on its own output
 # that nobody reads yet, would stop reading ours.
 _STREAM_BATCH = 500
-_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
 
 
@@ -329,7 +331,7 @@ class Repo:
 
     def blame(
         self, rev: str | None, path: str, *, lines: tuple[int, int] | None = None
-    ) -> Blame:
+    ) -> blame.Blame:
         """One `git blame --porcelain -w -M -C` of `path` at `rev` (None: the work
         tree, where uncommitted lines have the all-zero sha).
 
@@ -345,6 +347,8 @@ class Repo:
         result = self._run(arguments)
         if result.returncode != 0:
             _raise_git_error(result.stderr, revs=[rev or ""], root=self._root)
+        from e2g.git.blame import parse_blame  # only `e2g blame` reads one
+
         return parse_blame(result.stdout)
 
     def line_history(
@@ -361,7 +365,7 @@ class Repo:
         return [
             line
             for line in output.decode("ascii", "replace").splitlines()
-            if _FULL_SHA.fullmatch(line)
+            if FULL_SHA.fullmatch(line)
         ]
 
     def _ignore_revs(self) -> list[str]:
@@ -375,87 +379,6 @@ class Repo:
 _IGNORE_REVS = ".git-blame-ignore-revs"
 _BINARY_PROBE = 8000  # bytes git looks at to call a file binary
 UNCOMMITTED = "0" * 40
-
-
-@dataclass(frozen=True, slots=True)
-class BlameCommit:
-    """What `git blame --porcelain` says of a commit, the first time it names it."""
-
-    sha: str
-    summary: str
-    author: Address
-    author_date: datetime
-    commit_date: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class BlameLine:
-    sha: str
-    number: int  # the line's number in the blamed file, from 1
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Blame:
-    lines: tuple[BlameLine, ...]
-    commits: tuple[BlameCommit, ...]  # each once, in order of first appearance
-
-
-def parse_blame(output: bytes) -> Blame:
-    """`git blame --porcelain` output: a header line "SHA ORIG FINAL [COUNT]" per
-    line, the commit's fields after the first header naming it, then the line
-    itself after a tab. Text is decoded for display (invalid UTF-8 replaced)."""
-    lines: list[BlameLine] = []
-    fields: dict[str, dict[str, str]] = {}
-    sha, number = "", 0
-    for raw in output.split(b"\n"):
-        if raw.startswith(b"\t"):
-            text = raw[1:].decode("utf-8", "replace")
-            lines.append(BlameLine(sha, number, text))
-            continue
-        words = raw.decode("utf-8", "replace").split(" ", 1)
-        if len(words[0]) in (40, 64) and _FULL_SHA.fullmatch(words[0]):
-            sha, number = words[0], int(words[1].split()[1])
-            fields.setdefault(sha, {})
-        elif sha and len(words) == 2:
-            fields[sha].setdefault(words[0], words[1])
-    return Blame(
-        lines=tuple(lines),
-        commits=tuple(_blame_commit(sha, known) for sha, known in fields.items()),
-    )
-
-
-def _blame_commit(sha: str, fields: dict[str, str]) -> BlameCommit:
-    return BlameCommit(
-        sha=sha,
-        summary=fields.get("summary", "")[:MAX_SUBJECT],
-        author=Address(
-            fields.get("author", ""),
-            fields.get("author-mail", "").strip("<>"),
-        ),
-        author_date=_blame_date(fields, "author"),
-        commit_date=_blame_date(fields, "committer"),
-    )
-
-
-def _blame_date(fields: dict[str, str], who: str) -> datetime:
-    """An aware datetime in the person's own offset, from "-time" and "-tz"."""
-    stamp = fields.get(f"{who}-time", "0")
-    moment = datetime.fromtimestamp(int(stamp) if stamp.isdigit() else 0, UTC)
-    zone = _offset(fields.get(f"{who}-tz", ""))
-    return moment if zone is None else moment.astimezone(zone)
-
-
-@functools.cache
-def _offset(text: str) -> timezone | None:
-    """git's "+0130" as a timezone (strptime per commit cost 0.06 s of a 340-commit
-    blame); None for one Python refuses (git allows +9959) or none."""
-    if len(text) != 5 or text[0] not in "+-" or not text[1:].isdigit():
-        return None
-    minutes = int(text[1:3]) * 60 + int(text[3:])
-    if minutes >= 24 * 60:
-        return None
-    return timezone((-1 if text[0] == "-" else 1) * timedelta(minutes=minutes))
 
 
 class CommitReader:
@@ -500,7 +423,7 @@ class CommitReader:
         self, shas: Sequence[str], *, lines: bool
     ) -> Iterator[tuple[Commit, Lines | None]]:
         names = [
-            sha if _FULL_SHA.fullmatch(sha) else self._repo.resolve(sha) for sha in shas
+            sha if FULL_SHA.fullmatch(sha) else self._repo.resolve(sha) for sha in shas
         ]
         for start in range(0, len(names), self._batch):
             finished = False
