@@ -112,7 +112,10 @@ DIFF_BLOCK_CACHE = 16  # decompressed blocks a reader keeps: a thread's, a serie
 
 
 class Blocks:
-    """The decompressed diff blocks a reader read last (least recently used goes)."""
+    """The decompressed diff blocks a reader read last (least recently used goes).
+
+    Kept by id across snapshots: a block is never rewritten, and the writer never
+    gives a deleted block's id to a new one (schema.DELETED_BLOCK_KEY)."""
 
     def __init__(self, limit: int = DIFF_BLOCK_CACHE) -> None:
         self._limit = limit

@@ -22,7 +22,7 @@ from typing import TypeVar
 from e2g.errors import StoreError
 from e2g.index.codec import Codec
 from e2g.index.db import connect, explain, file_pages, read_meta, transaction
-from e2g.index.schema import DELETED_SEQ_KEY
+from e2g.index.schema import DELETED_BLOCK_KEY, DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
 from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, stored_diff
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
@@ -389,8 +389,12 @@ class StoreWriter:
         """One compressed block of `parts` in `table` (raw_blocks, diff_blocks): its
         id, and where each part starts in it."""
         cursor = self.connection.execute(
-            f"INSERT INTO {table}(dict_id, data) VALUES (?, ?)",  # noqa: S608 - ours
-            (self.codec.dict_id, self.codec.compress(b"".join(parts))),
+            f"INSERT INTO {table}(id, dict_id, data) VALUES (?, ?, ?)",  # noqa: S608 - ours
+            (
+                self._new_block_id(table),
+                self.codec.dict_id,
+                self.codec.compress(b"".join(parts)),
+            ),
         )
         assert cursor.lastrowid is not None
         starts, start = [], 0
@@ -398,6 +402,17 @@ class StoreWriter:
             starts.append(start)
             start += len(part)
         return int(cursor.lastrowid), starts
+
+    def _new_block_id(self, table: str) -> int | None:
+        """The id for a new block of `table`: above every block deleted before (None
+        leaves it to SQLite, which takes the highest id there plus one)."""
+        deleted = self.meta(DELETED_BLOCK_KEY.format(table=table))
+        if deleted is None:
+            return None
+        highest = self.connection.execute(
+            f"SELECT COALESCE(MAX(id), 0) FROM {table}"  # noqa: S608 - ours
+        ).fetchone()[0]
+        return max(int(highest), int(deleted)) + 1
 
     def _delete(self, message_id: str, result: BatchResult) -> None:
         row = self.connection.execute(
@@ -415,16 +430,23 @@ class StoreWriter:
         self.connection.execute("DELETE FROM messages WHERE seq = ?", (seq,))
         for table, block in blocks:  # a block none of whose messages is left goes
             if block is not None:
-                self.connection.execute(
-                    f"DELETE FROM {table}_blocks WHERE id = ? AND NOT EXISTS "  # noqa: S608
-                    f"(SELECT 1 FROM {table}_parts WHERE block = ?)",
-                    (block[0], block[0]),
-                )
+                self._delete_block_if_empty(f"{table}_blocks", int(block[0]))
         result.deleted.append(message_id)
         self._journal(message_id)
         if seq > self._deleted_high:
             self._deleted_high = seq
             self.set_meta(DELETED_SEQ_KEY, str(seq))
+
+    def _delete_block_if_empty(self, table: str, block: int) -> None:
+        parts = table.replace("_blocks", "_parts")
+        cursor = self.connection.execute(
+            f"DELETE FROM {table} WHERE id = ? AND NOT EXISTS "  # noqa: S608 - ours
+            f"(SELECT 1 FROM {parts} WHERE block = ?)",
+            (block, block),
+        )
+        key = DELETED_BLOCK_KEY.format(table=table)
+        if cursor.rowcount and block > int(self.meta(key) or 0):
+            self.set_meta(key, str(block))
 
     def _journal(self, message_id: str) -> None:
         """Tell the full-text index that this message changed other than by arriving."""

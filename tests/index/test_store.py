@@ -780,3 +780,35 @@ def test_compact_returns_the_pages_deleted_mail_freed_and_keeps_the_rest(
             assert store.diff(stored.seq) == kept.message.patch.diff  # type: ignore[union-attr]
         assert store.message("msg99@example.org") is not None
         assert store.message("msg40@example.org") is None
+
+
+def test_a_deleted_block_s_id_is_never_given_to_a_new_one(tmp_path: Path) -> None:
+    """Readers keep decompressed blocks by id (a match worker for its whole run): a
+    public-inbox that deletes the newest messages, then brings new ones, must not
+    see a new block under the id of one it read before, or it slices the wrong
+    bytes."""
+    path = tmp_path / "s.sqlite3"
+    first, second, spam = _patch(1), _patch(2), _patch(3, lines=40)
+    with StoreWriter(path) as writer:
+        writer.write_batch([first, second], source="t", token=None, now=NOW)
+        writer.write_batch([spam], source="t", token=None, now=NOW)
+    with Store(path) as reader:
+        read = reader.message(spam.message.message_id)
+        assert read is not None
+        assert reader.diff(read.seq) == spam.message.patch.diff  # type: ignore[union-attr]
+        assert reader.raw(read.seq) == spam.raw.data
+        with StoreWriter(path) as writer:
+            gone = BatchItem(spam.message, spam.raw, spam.list_name, deleted=True)
+            writer.write_batch([gone], source="t", token=None, now=NOW)
+            writer.write_batch([_patch(4)], source="t", token=None, now=NOW)
+        fresh = reader.message("msg4@example.org")
+        assert fresh is not None
+        assert reader.diff(fresh.seq) == _patch(4).message.patch.diff  # type: ignore[union-attr]
+        assert reader.raw(fresh.seq) == _patch(4).raw.data
+    ids = {
+        table: [
+            row[0] for row in store_sql(path, f"SELECT id FROM {table} ORDER BY id")
+        ]
+        for table in ("raw_blocks", "diff_blocks")
+    }
+    assert ids == {"raw_blocks": [1, 3], "diff_blocks": [1, 3]}
