@@ -121,13 +121,19 @@ class Blocks:
         self._limit = limit
         self._blocks: dict[int, bytes] = {}
 
-    def read(self, connection: sqlite3.Connection, codec: Codec, block: int) -> bytes:
+    def read(
+        self, connection: sqlite3.Connection, codec: Codec, block: int
+    ) -> bytes | None:
+        """The block's bytes; None when an ingest deleted it since its part was read
+        (each read outside a held snapshot sees the store as it is then)."""
         found = self._blocks.pop(block, None)
         if found is None:
-            dict_id, data = connection.execute(
+            row = connection.execute(
                 "SELECT dict_id, data FROM diff_blocks WHERE id = ?", (block,)
             ).fetchone()
-            found = codec.decompress(bytes(data), dict_id)
+            if row is None:
+                return None
+            found = codec.decompress(bytes(row[1]), row[0])
             if len(self._blocks) >= self._limit:
                 del self._blocks[next(iter(self._blocks))]
         self._blocks[block] = found  # last in the dict: the most recently used
@@ -154,7 +160,7 @@ def stored_diff_bytes(
     if row is not None:
         block, start, size = row
         data = (blocks or Blocks(1)).read(connection, codec, int(block))
-        return data[start : start + size]
+        return None if data is None else data[start : start + size]
     row = connection.execute(  # stored before schema 10: one by one
         "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
     ).fetchone()
@@ -479,15 +485,18 @@ class Store:
         ).fetchone()
         return None if row is None else self.codec.decompress(bytes(row[1]), row[0])
 
-    def _raw_block(self, block: int) -> bytes:
+    def _raw_block(self, block: int) -> bytes | None:
         """A decompressed block of raw mail; the last one read is kept, since
-        neighbouring messages (a thread, a series) are often read together."""
+        neighbouring messages (a thread, a series) are often read together. None
+        when an ingest deleted it since its part was read."""
         if self._last_block is not None and self._last_block[0] == block:
             return self._last_block[1]
-        dict_id, data = self._connection.execute(
+        row = self._connection.execute(
             "SELECT dict_id, data FROM raw_blocks WHERE id = ?", (block,)
         ).fetchone()
-        found = self.codec.decompress(bytes(data), dict_id)
+        if row is None:
+            return None
+        found = self.codec.decompress(bytes(row[1]), row[0])
         self._last_block = (block, found)
         return found
 
@@ -504,7 +513,10 @@ class Store:
         if row is None:
             return None
         block, start, size, diff_at, body_at, body_size = row
-        stored = self._raw_block(int(block))[start : start + size]
+        data = self._raw_block(int(block))
+        if data is None:
+            return None
+        stored = data[start : start + size]
         return stored, diff_at, None if body_at is None else (body_at, body_size)
 
     def body(self, seq: int) -> str:

@@ -14,7 +14,7 @@ from e2g.api.core import ingest
 from e2g.errors import StoreError
 from e2g.index.db import connect
 from e2g.index.schema import MIGRATIONS, SCHEMA_VERSION
-from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, Store
+from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, Blocks, Store
 from e2g.index.store_writer import BatchItem, StoreWriter
 from e2g.mail.message import parse_message
 from e2g.model.mail import Message, Origin, RawMessage
@@ -812,3 +812,19 @@ def test_a_deleted_block_s_id_is_never_given_to_a_new_one(tmp_path: Path) -> Non
         for table in ("raw_blocks", "diff_blocks")
     }
     assert ids == {"raw_blocks": [1, 3], "diff_blocks": [1, 3]}
+
+
+def test_a_block_deleted_after_its_part_was_read_reads_as_nothing(
+    tmp_path: Path,
+) -> None:
+    """Outside a held snapshot each query sees the store as it is then: an ingest
+    may delete a message's block between the read of its part and of its block.
+    That reads as a message no longer stored, never a crash."""
+    path = tmp_path / "s.sqlite3"
+    with StoreWriter(path) as writer:
+        writer.write_batch([_patch(1)], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        (block,) = store_sql(path, "SELECT id FROM diff_blocks")[0]
+        assert Blocks().read(store._connection, store.codec, block + 1) is None
+        assert store._raw_block(block + 1) is None
+        assert Blocks().read(store._connection, store.codec, block) is not None
