@@ -24,7 +24,7 @@ from e2g.index.codec import Codec
 from e2g.index.db import connect, explain, file_pages, read_meta, transaction
 from e2g.index.schema import DELETED_BLOCK_KEY, DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
-from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, stored_diff
+from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, Blocks, stored_diff
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
 from e2g.model.mail import FileChange, Malformed, Message, RawMessage
@@ -125,8 +125,10 @@ class StoreWriter:
                 "SELECT DISTINCT seq FROM files WHERE weight IS NULL LIMIT ?", (limit,)
             )
         ]
+        blocks = Blocks()  # neighbouring patches share a block: decompress it once
         return [
-            (seq, stored_diff(self.connection, self.codec, seq) or "") for seq in seqs
+            (seq, stored_diff(self.connection, self.codec, seq, blocks) or "")
+            for seq in seqs
         ]
 
     def set_file_weights(
