@@ -399,7 +399,7 @@ class CommitReader:
         self._marker = f"#e2g-end-{os.urandom(8).hex()}".encode("ascii")
         self._options = list(_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
-        self._process = self._start()
+        self._process: subprocess.Popen[bytes] | None = self._start()
 
     def __enter__(self) -> CommitReader:
         return self
@@ -442,9 +442,9 @@ class CommitReader:
             finally:
                 if not finished:
                     # The caller stopped (or git failed) mid-batch: what git still
-                    # prints belongs to no one, so the next batch gets a new git.
+                    # prints belongs to no one, so a next batch gets a new git (not
+                    # started before it is asked for: `link` reads one commit).
                     self._stop()
-                    self._process = self._start()
 
     def close(self) -> None:
         self._stop()
@@ -463,7 +463,9 @@ class CommitReader:
             raise RepoError("git not found on PATH") from error
 
     def _stop(self) -> None:
-        process = self._process
+        process, self._process = self._process, None
+        if process is None:
+            return
         if process.poll() is None:
             assert process.stdin is not None
             try:
@@ -475,6 +477,8 @@ class CommitReader:
         _close_pipes(process)
 
     def _send(self, shas: Sequence[str]) -> None:
+        if self._process is None:
+            self._process = self._start()
         assert self._process.stdin is not None
         lines = "".join(f"{sha}\n" for sha in shas).encode("ascii")
         try:
@@ -484,15 +488,16 @@ class CommitReader:
             self._failed()
 
     def _records(self) -> Iterator[_Record]:
-        assert self._process.stdout is not None
+        assert self._process is not None and self._process.stdout is not None
         splitter = _RecordSplitter(stop=self._marker)
         yield from splitter.records(self._process.stdout)
         if not splitter.stopped:  # the output ended before the marker: git died
             self._failed()
 
     def _failed(self) -> NoReturn:
-        self._process.kill()
-        self._process.wait()
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
         self._errors.seek(0)
         _raise_git_error(self._errors.read(), revs=(), root=self._repo.root)
 

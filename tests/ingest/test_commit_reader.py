@@ -71,6 +71,30 @@ def test_a_caller_that_stops_early_leaves_the_next_batch_whole(history) -> None:
         assert [commit for commit, _ in reader.read(shas)] == expected
 
 
+def test_one_commit_read_starts_one_git(history, monkeypatch) -> None:
+    """`e2g link` reads one commit and stops: the reader starts no second git for a
+    batch nobody asked for (it starts one when a batch comes)."""
+    repo = Repo.open(repo_path(history))
+    shas = repo.rev_list([])
+    started = []
+    start = gitrepo.CommitReader._start
+
+    def counted(reader: gitrepo.CommitReader):  # type: ignore[no-untyped-def]
+        started.append(reader)
+        return start(reader)
+
+    monkeypatch.setattr(gitrepo.CommitReader, "_start", counted)
+    first = next(iter(repo.commits(shas)))
+    assert first.sha == shas[0] and len(started) == 1
+    with repo.reader() as reader:
+        stream = reader.read(shas)
+        next(stream)
+        stream.close()
+        assert len(started) == 2
+        assert [commit.sha for commit, _ in reader.read(shas[1:])] == shas[1:]
+        assert len(started) == 3
+
+
 @pytest.mark.parametrize("size", [1, 7, 64])
 def test_tiny_reads_and_tiny_batches(history, monkeypatch, size: int) -> None:
     repo = Repo.open(repo_path(history))
