@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from e2g import faults
 from e2g.errors import StoreError
 from e2g.index.codec import Codec
 from e2g.index.db import connect, explain, file_pages, read_meta, transaction
@@ -471,6 +472,7 @@ class StoreWriter:
         if free:
             try:
                 self.connection.execute("PRAGMA temp_store = FILE")
+                faults.point("store.compact")
                 self.connection.execute("VACUUM")
                 self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.DatabaseError as err:

@@ -160,11 +160,17 @@ def _state(data: Path) -> State:
 
 
 @pytest.fixture(scope="module")
-def reference(archives: Archives, tmp_path_factory: pytest.TempPathFactory) -> State:
+def reference_dir(archives: Archives, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir both ingests completed without faults (copy it before writing)."""
     data = tmp_path_factory.mktemp("reference")
     summaries = _complete(data, archives)
     assert [s["index_lag"] for s in summaries] == [0, 0]
-    state = _state(data)
+    return data
+
+
+@pytest.fixture(scope="module")
+def reference(reference_dir: Path) -> State:
+    state = _state(reference_dir)
     assert state.counts[0] == MESSAGES
     assert state.index_ids == state.store_ids
     return state
@@ -406,5 +412,80 @@ def test_a_full_disk_says_one_line_keeps_the_store_and_a_rerun_completes(
         state = _state(data)
         assert state.counts[0] == CROSS_POSTED
         assert state.index_ids == state.store_ids
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _free_pages(data: Path, megabytes: int) -> int:
+    """Leave `megabytes` of free pages in the store, as a migration that rewrote a
+    table does (schema 9 dropped two columns); the store file's size after."""
+    connection = sqlite3.connect(data / "store.sqlite3", isolation_level=None)
+    try:
+        connection.execute("CREATE TABLE filler(data BLOB)")
+        connection.executemany(
+            "INSERT INTO filler(data) VALUES (randomblob(?))",
+            [(8192,)] * (megabytes * 128),
+        )
+        connection.execute("DROP TABLE filler")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        free = connection.execute("PRAGMA freelist_count").fetchone()[0]
+        assert free * 4096 >= megabytes * 2**20
+    finally:
+        connection.close()
+    return (data / "store.sqlite3").stat().st_size
+
+
+def test_optimize_killed_while_it_rewrites_the_store_loses_nothing(
+    reference_dir, reference, tmp_path
+):
+    """SIGKILL lands somewhere inside VACUUM (or just before or after it): the store
+    is whole and holds every message, and optimize run again finishes the job."""
+    data = tmp_path / "data"
+    shutil.copytree(reference_dir, data)
+    grown = _free_pages(data, 24)
+    killed = _start(
+        _command(data, "optimize"),
+        env=_env(**fault_hook.environment("killpg-soon@store.compact:0.3")),
+    )
+    killed.communicate(timeout=RUN_TIMEOUT)
+    assert killed.returncode in (-signal.SIGKILL, 0)
+    assert _state(data) == reference
+    again = _run(_command(data, "optimize"))
+    assert again.returncode == 0, again.stderr
+    assert (data / "store.sqlite3").stat().st_size < grown - 20 * 2**20
+    assert _state(data) == reference
+    assert (
+        _search_total(data, "is:patch")[0]
+        == _search_total(reference_dir, "is:patch")[0]
+    )
+
+
+@pytest.mark.slow
+def test_optimize_on_a_full_disk_says_one_line_and_keeps_the_store(
+    reference_dir, reference, tmp_path
+):
+    """VACUUM writes the whole store again through the WAL beside it: with too
+    little room left it fails, in one line, and the store stays as it was."""
+    mount = tmp_path / "small"
+    if not _mount_tmpfs(mount, 256):
+        pytest.skip("cannot mount a small tmpfs here (needs root and mount)")
+    try:
+        data = mount / "data"
+        shutil.copytree(reference_dir, data)
+        grown = _free_pages(data, 8)
+        room = os.statvfs(mount)
+        ballast = mount / "ballast"
+        ballast.write_bytes(b"\0" * (room.f_bavail * room.f_frsize - 4 * 2**20))
+        full = _run(_command(data, "optimize"))
+        assert full.returncode == 1, full.stderr
+        lines = full.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("e2g: error:"), lines
+        assert "full" in lines[0]
+        assert _state(data) == reference
+        ballast.unlink()
+        again = _run(_command(data, "optimize"))
+        assert again.returncode == 0, again.stderr
+        assert (data / "store.sqlite3").stat().st_size < grown - 6 * 2**20
+        assert _state(data) == reference
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
