@@ -70,9 +70,9 @@ def reindex(
     )
 
 
-class Optimized(
-    NamedTuple
-):  # not a dataclass: every search and link imports this module
+# A NamedTuple, not a dataclass: every search and link imports this module, and a
+# dataclass costs ~0.5 ms to create (a NamedTuple ~0.06 ms).
+class Optimized(NamedTuple):
     """What `optimize` did: the index's segments and the store file's bytes, before
     and after."""
 
