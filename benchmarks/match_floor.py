@@ -33,6 +33,15 @@ def git_dir(repo: Path) -> Path:
 
 def floor_seconds(repo: Path, revs: Sequence[str] = ()) -> tuple[int, float]:
     """(commits, seconds) for `git log -p --no-merges REVS | git patch-id --stable`."""
+    ids, seconds = floor_patch_ids(repo, revs)
+    return len(ids), seconds
+
+
+def floor_patch_ids(
+    repo: Path, revs: Sequence[str] = ()
+) -> tuple[dict[str, str], float]:
+    """The floor's run: each commit's `git patch-id --stable` (commit -> id), and
+    the seconds it took."""
     base = ["git", f"--git-dir={git_dir(repo)}"]
     started = time.perf_counter()
     log = subprocess.Popen(
@@ -49,7 +58,8 @@ def floor_seconds(repo: Path, revs: Sequence[str] = ()) -> tuple[int, float]:
     log.stdout.close()
     log.wait()
     seconds = time.perf_counter() - started
-    return len(ids.stdout.splitlines()), seconds
+    pairs = (line.split() for line in ids.stdout.decode("ascii").splitlines())
+    return {commit: patch_id for patch_id, commit in pairs}, seconds
 
 
 def commits_seconds(repo: Path, revs: Sequence[str] = ()) -> tuple[int, float, int]:

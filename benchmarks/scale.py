@@ -55,7 +55,7 @@ sys.path.insert(0, str(HERE))
 
 import gen_history  # noqa: E402
 import ingest as ingest_bench  # noqa: E402
-from match_floor import floor_seconds  # noqa: E402
+from match_floor import floor_patch_ids  # noqa: E402
 
 from e2g import config  # noqa: E402
 from e2g.ingest.indexing import INDEX_COMMIT_EVERY  # noqa: E402
@@ -381,10 +381,14 @@ def run_match(
 
 
 def recall(
-    truth: list[dict[str, object]], results: list[dict[str, object]]
-) -> tuple[float, int, int, int]:
+    truth: list[dict[str, object]],
+    results: list[dict[str, object]],
+    patch_ids: dict[str, str],
+) -> tuple[float, int, int, int, int]:
     """Share of posted commits whose applied version is among their postings, how
-    many postings belong to another commit's family (wrong links), how many were
+    many postings belong to another commit's family (wrong links), how many of those
+    carry the same patch as the commit they were linked to (the same change applied
+    twice, as on two branches: by git's own patch-ids, right answers), how many were
     found, and how many posted commits the matched range did not hold (a side
     branch merged after the range's last commit)."""
     family: dict[str, str] = {}
@@ -401,13 +405,25 @@ def recall(
         bool(linked[str(f["commit"])] & set(f["final"]))  # type: ignore[arg-type]
         for f in inside
     )
-    wrong = sum(
-        1
+    wrong = [
+        (commit, family[message_id])
         for commit, postings in linked.items()
         for message_id in postings
         if message_id in family and family[message_id] != commit
+    ]
+    same_patch = sum(
+        1
+        for commit, other in wrong
+        if patch_ids.get(commit) is not None
+        and patch_ids.get(commit) == patch_ids.get(other)
     )
-    return found / max(len(inside), 1), wrong, found, len(truth) - len(inside)
+    return (
+        found / max(len(inside), 1),
+        len(wrong),
+        same_patch,
+        found,
+        len(truth) - len(inside),
+    )
 
 
 # --- the report ----------------------------------------------------------------------
@@ -546,10 +562,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
             data, args.repo, [last], workdir / "logs" / "m2"
         )
         note("git's floor ...")
-        commits, floor = floor_seconds(args.repo, [last])
-        rate, wrong, found, outside = recall(truth, first_results + second_results)
+        patch_ids, floor = floor_patch_ids(args.repo, [last])
+        rate, wrong, same_patch, found, outside = recall(
+            truth, first_results + second_results, patch_ids
+        )
         result |= {
-            "match_commits": commits,
+            "match_commits": len(patch_ids),
             "match_s": round(first.seconds, 1),
             "match_incremental_s": round(second.seconds, 2),
             "floor_s": round(floor, 1),
@@ -562,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one run, in o
             "recall_found": found,
             "truth_outside_range": outside,
             "wrong_links": wrong,
+            "wrong_links_same_patch": same_patch,
         }
 
     if args.skip_notmuch or shutil.which(ingest_bench.NOTMUCH) is None:

@@ -136,7 +136,28 @@ def test_a_small_run_measures_everything_and_finds_the_truth(
     assert figures["index_lag"] == 0 and figures["warnings"] == []
     assert 0 < figures["data_dir_share"] < 5
     assert figures["recall"] >= 0.9 and figures["wrong_links"] == 0
+    assert figures["wrong_links_same_patch"] == 0
     assert figures["match_vs_floor"] > 0
     assert figures["open_date_p50_ms"] > 0 and figures["end_to_end_median_s"] > 0
     assert ("e2g_vs_notmuch" in figures) == notmuch
     assert figures["projection_10M"]["data_dir_gb"] > 0
+
+
+def test_recall_tells_the_same_patch_applied_twice_from_a_wrong_link() -> None:
+    """A posting linked to a commit the truth gives it to another: when both commits
+    carry the same patch (git's patch-id), the link is right; otherwise wrong."""
+    truth = [
+        {"commit": "a", "final": ["a1"], "earlier": ["a0"]},
+        {"commit": "b", "final": ["b1"], "earlier": []},
+        {"commit": "c", "final": ["c1"], "earlier": []},
+        {"commit": "d", "final": ["d1"], "earlier": []},
+    ]
+    results = [
+        {"commit": "a", "postings": [{"message_id": "a1"}, {"message_id": "a0"}]},
+        {"commit": "b", "postings": [{"message_id": "b1"}, {"message_id": "c1"}]},
+        {"commit": "c", "postings": [{"message_id": "a1"}]},
+    ]
+    ids = {"a": "p1", "b": "p2", "c": "p2"}
+    rate, wrong, same_patch, found, outside = scale.recall(truth, results, ids)
+    assert (wrong, same_patch) == (2, 1)  # b->c1 is c's patch again; c->a1 is not
+    assert (found, outside) == (2, 1) and rate == 2 / 3
