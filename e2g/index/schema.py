@@ -21,10 +21,10 @@ BODIES_KEY = "index_bodies"  # the full-text index holds message bodies
 # The highest seq ever deleted: SQLite may give it to the next new message, which
 # then goes through the index journal too, since the index follows seqs upwards.
 DELETED_SEQ_KEY = "deleted_seq_high"
-# The highest id of a raw or diff block that was deleted (meta key per table): a new
+# The highest id of a raw or diff block that was deleted (meta key per kind): a new
 # block's id is above it, so an id names one block for the store's whole life and a
 # reader's cache of blocks by id is never stale.
-DELETED_BLOCK_KEY = "deleted_{table}_high"
+DELETED_BLOCK_KEY = "deleted_{kind}_blocks_high"
 
 MIGRATIONS: tuple[str, ...] = (
     """

@@ -109,15 +109,20 @@ def in_list(values: Sequence[object]) -> tuple[str, list[object]]:
 DIFF_BLOCK_DIFFS = 16
 DIFF_BLOCK_BYTES = 256 * 1024  # a larger diff is a block of its own
 DIFF_BLOCK_CACHE = 16  # decompressed blocks a reader keeps: a thread's, a series'
+# Which blocks a message's parts lie in: raw mail (`raw_blocks`, `raw_parts`) and
+# diffs (`diff_blocks`, `diff_parts`); the tables of a kind are named after it.
+BLOCK_KINDS = ("raw", "diff")
 
 
 class Blocks:
-    """The decompressed diff blocks a reader read last (least recently used goes).
+    """The decompressed blocks of one kind (raw, diff) a reader read last (least
+    recently used goes).
 
     Kept by id across snapshots: a block is never rewritten, and the writer never
     gives a deleted block's id to a new one (schema.DELETED_BLOCK_KEY)."""
 
-    def __init__(self, limit: int = DIFF_BLOCK_CACHE) -> None:
+    def __init__(self, kind: str, limit: int) -> None:
+        self._query = f"SELECT dict_id, data FROM {kind}_blocks WHERE id = ?"  # noqa: S608 - ours
         self._limit = limit
         self._blocks: dict[int, bytes] = {}
 
@@ -128,9 +133,7 @@ class Blocks:
         (each read outside a held snapshot sees the store as it is then)."""
         found = self._blocks.pop(block, None)
         if found is None:
-            row = connection.execute(
-                "SELECT dict_id, data FROM diff_blocks WHERE id = ?", (block,)
-            ).fetchone()
+            row = connection.execute(self._query, (block,)).fetchone()
             if row is None:
                 return None
             found = codec.decompress(bytes(row[1]), row[0])
@@ -138,6 +141,10 @@ class Blocks:
                 del self._blocks[next(iter(self._blocks))]
         self._blocks[block] = found  # last in the dict: the most recently used
         return found
+
+
+def diff_blocks() -> Blocks:
+    return Blocks("diff", DIFF_BLOCK_CACHE)
 
 
 def stored_diff(
@@ -159,7 +166,7 @@ def stored_diff_bytes(
     ).fetchone()
     if row is not None:
         block, start, size = row
-        data = (blocks or Blocks(1)).read(connection, codec, int(block))
+        data = (blocks or Blocks("diff", 1)).read(connection, codec, int(block))
         return None if data is None else data[start : start + size]
     row = connection.execute(  # stored before schema 10: one by one
         "SELECT dict_id, data FROM diffs WHERE seq = ?", (seq,)
@@ -252,8 +259,10 @@ class Store:
         self.path = path
         self._connection: sqlite3.Connection = connect(path, readonly=True)
         self._codec: Codec | None = None
-        self._last_block: tuple[int, bytes] | None = None
-        self._diff_blocks = Blocks()
+        # Neighbouring messages (a thread, a series) are often read together: the
+        # last raw block read is kept, and the last few diff blocks.
+        self._raw_blocks = Blocks("raw", 1)
+        self._diff_blocks = diff_blocks()
 
     def __enter__(self) -> Store:
         return self
@@ -485,21 +494,6 @@ class Store:
         ).fetchone()
         return None if row is None else self.codec.decompress(bytes(row[1]), row[0])
 
-    def _raw_block(self, block: int) -> bytes | None:
-        """A decompressed block of raw mail; the last one read is kept, since
-        neighbouring messages (a thread, a series) are often read together. None
-        when an ingest deleted it since its part was read."""
-        if self._last_block is not None and self._last_block[0] == block:
-            return self._last_block[1]
-        row = self._connection.execute(
-            "SELECT dict_id, data FROM raw_blocks WHERE id = ?", (block,)
-        ).fetchone()
-        if row is None:
-            return None
-        found = self.codec.decompress(bytes(row[1]), row[0])
-        self._last_block = (block, found)
-        return found
-
     def _raw_part(
         self, seq: int
     ) -> tuple[bytes, int | None, tuple[int, int] | None] | None:
@@ -513,7 +507,7 @@ class Store:
         if row is None:
             return None
         block, start, size, diff_at, body_at, body_size = row
-        data = self._raw_block(int(block))
+        data = self._raw_blocks.read(self._connection, self.codec, int(block))
         if data is None:
             return None
         stored = data[start : start + size]

@@ -25,7 +25,13 @@ from e2g.index.codec import Codec
 from e2g.index.db import connect, explain, file_pages, read_meta, transaction
 from e2g.index.schema import DELETED_BLOCK_KEY, DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
-from e2g.index.store import DIFF_BLOCK_BYTES, DIFF_BLOCK_DIFFS, Blocks, stored_diff
+from e2g.index.store import (
+    BLOCK_KINDS,
+    DIFF_BLOCK_BYTES,
+    DIFF_BLOCK_DIFFS,
+    diff_blocks,
+    stored_diff,
+)
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
 from e2g.model.mail import FileChange, Malformed, Message, RawMessage
@@ -53,11 +59,6 @@ class BatchResult:
 # gave 2.7x; larger blocks gain little (256: 4.5x) and cost more to read one message.
 BLOCK_MESSAGES = 64
 BLOCK_BYTES = 1 << 20
-# Where a message's raw bytes and its diff lie: (table prefix, the query for its block).
-_PART_BLOCKS = (
-    ("raw", "SELECT block FROM raw_parts WHERE seq = ?"),
-    ("diff", "SELECT block FROM diff_parts WHERE seq = ?"),
-)
 
 
 def _epoch(value: datetime | None) -> int | None:
@@ -126,7 +127,7 @@ class StoreWriter:
                 "SELECT DISTINCT seq FROM files WHERE weight IS NULL LIMIT ?", (limit,)
             )
         ]
-        blocks = Blocks()  # neighbouring patches share a block: decompress it once
+        blocks = diff_blocks()  # neighbouring patches share a block: decompress it once
         return [
             (seq, stored_diff(self.connection, self.codec, seq, blocks) or "")
             for seq in seqs
@@ -363,9 +364,7 @@ class StoreWriter:
         for block in _runs(
             raw, [len(part.stored) for part in raw], BLOCK_MESSAGES, BLOCK_BYTES
         ):
-            block_id, starts = self._write_block(
-                "raw_blocks", [part.stored for part in block]
-            )
+            block_id, starts = self._write_block("raw", [part.stored for part in block])
             self.connection.executemany(
                 "INSERT INTO raw_parts(seq, block, start, size, diff_at, body_at, "
                 "body_size) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -379,7 +378,7 @@ class StoreWriter:
         for run in _runs(
             diffs, [len(diff) for _, diff in diffs], DIFF_BLOCK_DIFFS, DIFF_BLOCK_BYTES
         ):
-            block_id, starts = self._write_block("diff_blocks", [d for _, d in run])
+            block_id, starts = self._write_block("diff", [d for _, d in run])
             self.connection.executemany(
                 "INSERT INTO diff_parts(seq, block, start, size) VALUES (?, ?, ?, ?)",
                 [
@@ -388,13 +387,13 @@ class StoreWriter:
                 ],
             )
 
-    def _write_block(self, table: str, parts: Sequence[bytes]) -> tuple[int, list[int]]:
-        """One compressed block of `parts` in `table` (raw_blocks, diff_blocks): its
-        id, and where each part starts in it."""
+    def _write_block(self, kind: str, parts: Sequence[bytes]) -> tuple[int, list[int]]:
+        """One compressed block of `parts` of `kind` (store.BLOCK_KINDS): its id, and
+        where each part starts in it."""
         cursor = self.connection.execute(
-            f"INSERT INTO {table}(id, dict_id, data) VALUES (?, ?, ?)",  # noqa: S608 - ours
+            f"INSERT INTO {kind}_blocks(id, dict_id, data) VALUES (?, ?, ?)",  # noqa: S608 - ours
             (
-                self._new_block_id(table),
+                self._new_block_id(kind),
                 self.codec.dict_id,
                 self.codec.compress(b"".join(parts)),
             ),
@@ -406,14 +405,14 @@ class StoreWriter:
             start += len(part)
         return int(cursor.lastrowid), starts
 
-    def _new_block_id(self, table: str) -> int | None:
-        """The id for a new block of `table`: above every block deleted before (None
+    def _new_block_id(self, kind: str) -> int | None:
+        """The id for a new block of `kind`: above every block deleted before (None
         leaves it to SQLite, which takes the highest id there plus one)."""
-        deleted = self.meta(DELETED_BLOCK_KEY.format(table=table))
+        deleted = self.meta(DELETED_BLOCK_KEY.format(kind=kind))
         if deleted is None:
             return None
         highest = self.connection.execute(
-            f"SELECT COALESCE(MAX(id), 0) FROM {table}"  # noqa: S608 - ours
+            f"SELECT COALESCE(MAX(id), 0) FROM {kind}_blocks"  # noqa: S608 - ours
         ).fetchone()[0]
         return max(int(highest), int(deleted)) + 1
 
@@ -427,27 +426,32 @@ class StoreWriter:
         if self._raw or self._diffs:  # one written earlier in this batch may be it
             self._write_blocks()
         blocks = [
-            (table, self.connection.execute(query, (seq,)).fetchone())
-            for table, query in _PART_BLOCKS
+            (
+                kind,
+                self.connection.execute(
+                    f"SELECT block FROM {kind}_parts WHERE seq = ?",  # noqa: S608 - ours
+                    (seq,),
+                ).fetchone(),
+            )
+            for kind in BLOCK_KINDS
         ]
         self.connection.execute("DELETE FROM messages WHERE seq = ?", (seq,))
-        for table, block in blocks:  # a block none of whose messages is left goes
+        for kind, block in blocks:  # a block none of whose messages is left goes
             if block is not None:
-                self._delete_block_if_empty(f"{table}_blocks", int(block[0]))
+                self._delete_block_if_empty(kind, int(block[0]))
         result.deleted.append(message_id)
         self._journal(message_id)
         if seq > self._deleted_high:
             self._deleted_high = seq
             self.set_meta(DELETED_SEQ_KEY, str(seq))
 
-    def _delete_block_if_empty(self, table: str, block: int) -> None:
-        parts = table.replace("_blocks", "_parts")
+    def _delete_block_if_empty(self, kind: str, block: int) -> None:
         cursor = self.connection.execute(
-            f"DELETE FROM {table} WHERE id = ? AND NOT EXISTS "  # noqa: S608 - ours
-            f"(SELECT 1 FROM {parts} WHERE block = ?)",
+            f"DELETE FROM {kind}_blocks WHERE id = ? AND NOT EXISTS "  # noqa: S608 - ours
+            f"(SELECT 1 FROM {kind}_parts WHERE block = ?)",
             (block, block),
         )
-        key = DELETED_BLOCK_KEY.format(table=table)
+        key = DELETED_BLOCK_KEY.format(kind=kind)
         if cursor.rowcount and block > int(self.meta(key) or 0):
             self.set_meta(key, str(block))
 

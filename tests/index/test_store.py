@@ -358,7 +358,7 @@ def test_diffs_are_stored_in_blocks_and_each_reads_back_exactly(
     assert sizes == [DIFF_BLOCK_DIFFS, 4, 1, DIFF_BLOCK_DIFFS, 3], sizes
     assert store_sql(path, "SELECT COUNT(*) FROM diffs") == [(0,)]
     with Store(path) as store:
-        store._diff_blocks = module.Blocks(limit=2)
+        store._diff_blocks = module.Blocks("diff", limit=2)
         seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
         for item in [*reversed(items), *items[::3]]:
             seq = seqs[item.message.message_id]
@@ -825,6 +825,7 @@ def test_a_block_deleted_after_its_part_was_read_reads_as_nothing(
         writer.write_batch([_patch(1)], source="t", token=None, now=NOW)
     with Store(path) as store:
         (block,) = store_sql(path, "SELECT id FROM diff_blocks")[0]
-        assert Blocks().read(store._connection, store.codec, block + 1) is None
-        assert store._raw_block(block + 1) is None
-        assert Blocks().read(store._connection, store.codec, block) is not None
+        for kind in ("diff", "raw"):
+            blocks = Blocks(kind, 1)
+            assert blocks.read(store._connection, store.codec, block + 1) is None
+            assert blocks.read(store._connection, store.codec, block) is not None
