@@ -795,11 +795,13 @@ def _block_listed(reader: IndexReader, query: wq.Query) -> set[int] | None:
         if not isinstance(matcher, W3LeafMatcher):
             return None
         return _posting_blocks(matcher)
-    if kind is wq.Or or kind is wq.And:
-        parts = [_block_listed(reader, part) for part in query.subqueries]
-        if any(part is None for part in parts) or not parts:
-            return None
-        sets = [part for part in parts if part is not None]
+    if (kind is wq.Or or kind is wq.And) and query.subqueries:
+        sets = []
+        for part in query.subqueries:
+            found = _block_listed(reader, part)
+            if found is None:  # listed by Whoosh's matchers then: stop listing here
+                return None
+            sets.append(found)
         return set.union(*sets) if kind is wq.Or else set.intersection(*sets)
     return None
 
