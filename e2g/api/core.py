@@ -197,13 +197,10 @@ def _hits(store: Store, found: Sequence[Found]) -> list[SearchHit]:
     """The page of hits, read from the store in one query; a message the index
     still has but the store no longer does (deleted since) is left out."""
     messages = {
-        message.message_id: message
-        for message in store.messages(item.message_id for item in found)
+        message.seq: message for message in store.by_seqs([f.seq for f in found])
     }
     return [
-        _hit(messages[item.message_id], item.score)
-        for item in found
-        if item.message_id in messages
+        _hit(messages[item.seq], item.score) for item in found if item.seq in messages
     ]
 
 

@@ -1,22 +1,28 @@
 """The full-text index: one Whoosh document per message, derived from the store.
 
 This is the only module in e2g that imports Whoosh, and no Whoosh type leaves it: the
-pipeline hands in `IndexDoc`s, searches come back as `Found` (a Message-ID and its
-score), and queries arrive as text parsed by `index.query`. The index stores nothing
-but each document's Message-ID: what a hit shows (subject, author, lists, date,
-files, thread) is read from the store for the page of hits (`api.core.search`, one
-query), which every search opened anyway. Until index format 4 the index kept its
-own copy of those fields: 39% of the index at 200k messages (68 of 175 MB), pickled
-per document on every write. The SQLite store is the record; this index is derived
-and can be rebuilt from the store at any time (`rebuild`, behind `e2g reindex`).
+pipeline hands in `IndexDoc`s, searches come back as `Found` (a store seq and its
+score), and queries arrive as text parsed by `index.query`. The index stores no field:
+each document's key is its message's seq in the store, kept in a numeric column, and
+what a hit shows (subject, author, lists, date, files, thread) is read from the store
+for the page of hits (`api.core.search`, one query), which every search opened
+anyway. Until index format 4 the index kept its own copy of those fields: 39% of the
+index at 200k messages (68 of 175 MB), pickled per document on every write. Until
+format 6 the key was the Message-ID, as a unique term and a stored field: ~115 bytes
+of term dictionary and ~76 of pickle per document, a third of the index at 200k
+messages, and a term lookup in every segment per document added. The SQLite store is
+the record; this index is derived and can be rebuilt from the store at any time
+(`rebuild`, behind `e2g reindex`).
 
 Consistency with the store: documents are built only from rows the store committed,
 and how far the index has followed the store (its `IndexMark`: the highest message
 `seq`, and the last revision of the store's index journal of other changes) is written
 to a sidecar file only after Whoosh's own commit. A crash therefore leaves the index
 behind the store, never ahead of it, and whoever opens it next catches up from the mark.
-Updates are keyed by Message-ID, so indexing a message again (a resend, a cross-post, a
-catch-up that overlaps) replaces it instead of duplicating it.
+Updates are keyed by seq, so indexing a message again (a cross-post's new list, a
+catch-up that overlaps) replaces it instead of duplicating it. A seq the index never
+held (every new message) needs no lookup at all: the writer finds the documents to
+replace by reading the seq column once per commit, not by a term per document.
 
 Readers never block: Whoosh locks writers only, and a searcher sees the last commit.
 
@@ -33,7 +39,7 @@ the index for about 4 minutes), and 1M messages ingested in 25 minutes at a flat
 index rate with 20 final segments. Segments are plain files, not Whoosh's compound
 ones: opening a compound segment copies each of its parts into memory, which cost
 every search process 110 ms at 200k messages and grew with the index. Why segments and not separate Whoosh indexes per shard:
-one index keeps one reader, one deletion path by Message-ID and one commit per
+one index keeps one reader, one deletion path by seq and one commit per
 batch, while Whoosh's merge policy hook is all that shards needed.
 
 Security: Whoosh stores pickles in its files (the schema, stored fields). Never open an
@@ -93,7 +99,8 @@ log = logging.getLogger(__name__)
 
 # Bump when the schema or the analysis changes: old indexes need a reindex. 5: no
 # subject_key and thread_root terms, which no query ever read (11-14% of the index).
-FORMAT = 5
+# 6: documents keyed by the store's seq in a column, not by a Message-ID term.
+FORMAT = 6
 SIDECAR = "e2g-index.json"
 REBUILD_BATCH = 50_000  # docs per commit in rebuild: bounds memory, fewer merges
 MERGE_FACTOR = 8  # segments of one size tier before they merge (see _merge_tiers)
@@ -116,7 +123,6 @@ OPEN_ATTEMPTS = 5  # a writer's commit can delete the files we are opening
 class IndexDoc:
     """What the index holds for one message; built by the pipeline."""
 
-    message_id: str
     subject: str
     author_name: str
     author_email: str
@@ -126,7 +132,7 @@ class IndexDoc:
     version: int
     files: tuple[str, ...]
     body: str | None  # None unless --index-bodies
-    seq: int  # the store's message sequence number: catch-up indexes seq > last_seq()
+    seq: int  # the store's message sequence number: the document's key
     diff: bool = False  # carries a diff (a posting, or a reply with one): has:diff
 
 
@@ -143,9 +149,10 @@ class IndexMark:
 
 
 class Found(NamedTuple):
-    """A document a search found: its Message-ID, and its score (0.0 by date)."""
+    """A document a search found: its message's store seq, and its score (0.0 by
+    date)."""
 
-    message_id: str
+    seq: int
     score: float
 
 
@@ -200,7 +207,8 @@ def _schema() -> Schema:
     # No positions anywhere: Whoosh's positional phrase matching costs ~0.2 ms per
     # candidate; phrases match adjacent-pair terms instead (see analysis.pair_tokens).
     return Schema(
-        message_id=ID(stored=True, unique=True),  # the only stored field
+        # The document's key: its message's seq in the store (see the module's doc).
+        seq=COLUMN(NumericColumn("q", default=0)),
         subject=TEXT(analyzer=WordTokenizer(), phrase=False, field_boost=SUBJECT_BOOST),
         subject_pairs=TEXT(
             analyzer=PairTokenizer(), phrase=False, field_boost=SUBJECT_BOOST
@@ -222,7 +230,7 @@ def _schema() -> Schema:
 def _fields(doc: IndexDoc) -> dict[str, Any]:
     """An IndexDoc as Whoosh fields; absent values are left out, not indexed empty."""
     fields: dict[str, Any] = {
-        "message_id": doc.message_id,
+        "seq": doc.seq,
         "subject": doc.subject,
         "subject_pairs": doc.subject,
         "author": "\n".join(analysis.author_tokens(doc.author_name, doc.author_email)),
@@ -536,14 +544,11 @@ class Fulltext:
         mark = self.mark()
         return store.index_lag(last_seq=mark.seq, last_change=mark.change)
 
-    def message_ids(self) -> set[str]:
-        """The Message-ID of every live document (a consistency check; memory grows
-        with the index)."""
+    def seqs(self) -> list[int]:
+        """The seq of every live document, ascending, repeats kept (a consistency
+        check; memory grows with the index)."""
         with self._index.searcher() as searcher:
-            return {
-                str(fields["message_id"])
-                for fields in searcher.reader().all_stored_fields()
-            }
+            return sorted(seq for _, seq in _live_seqs(searcher.reader()))
 
     def count(self) -> int:
         return int(self._index.doc_count())
@@ -573,10 +578,10 @@ class Fulltext:
         else:
             page, total = self._relevant(searcher, plan, offset + limit)
             page = page[offset:]
-        return [
-            Found(str(searcher.stored_fields(n)["message_id"]), score)
-            for n, score in page
-        ], total
+        if not page:  # an empty index's reader has no columns at all
+            return [], total
+        column = searcher.reader().column_reader("seq")
+        return [Found(int(column[n]), score) for n, score in page], total
 
     def _relevant(
         self, searcher: Searcher, plan: Plan, wanted: int
@@ -855,23 +860,24 @@ class FulltextWriter:
         self, fulltext: Fulltext, *, assume_new: bool = False, wait: float = 0.0
     ) -> None:
         self._fulltext = fulltext
-        # rebuild: Message-IDs are unique and the index fresh, so skip delete lookups
+        # rebuild: seqs are unique and the index fresh, so look for nothing to replace
         self._assume_new = assume_new
         self._wait = wait
-        self._pending: dict[str, IndexDoc] = {}
-        self._deleted: set[str] = set()
+        self._pending: dict[int, IndexDoc] = {}
+        self._deleted: set[int] = set()
         self._writer: IndexWriter | None = self._acquire()
 
     def add(self, doc: IndexDoc) -> None:
-        """Index `doc`, replacing any document with the same Message-ID."""
+        """Index `doc`, replacing any document with the same seq."""
         self._hold()
-        self._deleted.discard(doc.message_id)
-        self._pending[doc.message_id] = doc
+        self._deleted.discard(doc.seq)
+        self._pending[doc.seq] = doc
 
-    def delete(self, message_id: str) -> None:
+    def delete(self, seq: int) -> None:
+        """Remove the document of the message `seq`, if the index has one."""
         self._hold()
-        self._pending.pop(message_id, None)
-        self._deleted.add(message_id)
+        self._pending.pop(seq, None)
+        self._deleted.add(seq)
 
     def commit(self, mark: IndexMark | None = None, *, optimize: bool = False) -> None:
         """Make the batch durable in the index, then record how far it follows the
@@ -915,9 +921,18 @@ class FulltextWriter:
         self.cancel()
 
     def _feed(self, writer: IndexWriter) -> None:
-        if not self._assume_new and self._fulltext.count():
-            for message_id in [*self._pending, *self._deleted]:
-                writer.delete_by_term("message_id", message_id)
+        """Replace, then add: one read of the seq column finds every document this
+        batch replaces or deletes (usually none: new mail has new seqs, and a crash
+        between Whoosh's commit and the sidecar's is what leaves any)."""
+        replaced = self._pending.keys() | self._deleted
+        if replaced and not self._assume_new:
+            reader = writer.reader()
+            try:
+                found = [n for n, seq in _live_seqs(reader) if seq in replaced]
+            finally:
+                reader.close()
+            for number in found:
+                writer.delete_document(number)
         for doc in self._pending.values():
             writer.add_document(**_fields(doc))
 
@@ -978,6 +993,18 @@ class _LengthsInMemory:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._reader, name)
+
+
+def _live_seqs(reader: IndexReader) -> Iterator[tuple[int, int]]:
+    """(document number, seq) of every live document `reader` holds, in order."""
+    for leaf, offset in reader.leaf_readers():
+        count = leaf.doc_count_all()
+        has = leaf.has_column("seq")
+        column = leaf.column_reader("seq", translate=False) if has else None
+        deleted = leaf.deleted_docs_set if leaf.has_deletions() else frozenset()
+        for number, seq in enumerate(_column_array(column, count)):
+            if number not in deleted:
+                yield offset + number, seq
 
 
 def _merge_tiers(writer: IndexWriter, segments: list[Any]) -> list[Any]:

@@ -291,6 +291,28 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX diff_parts_block ON diff_parts(block);
     """,
+    # 11: the index journal names a message by its seq, as the full-text index now
+    # keys its documents (index format 6: a Message-ID term and stored field per
+    # document were a third of the index). A deleted message's seq is known when it
+    # is deleted, not later, so entries whose message is gone cannot be carried
+    # over; they need not be: an index of format 5 is rebuilt, which reads the store
+    # afresh. Revisions go on from where index_changes stopped.
+    """
+    CREATE TABLE index_journal (
+        rev INTEGER PRIMARY KEY AUTOINCREMENT,
+        seq INTEGER NOT NULL
+    );
+    INSERT INTO index_journal(rev, seq)
+        SELECT c.rev, m.seq FROM index_changes c JOIN messages m USING (message_id);
+    INSERT INTO sqlite_sequence(name, seq)
+        SELECT 'index_journal', seq FROM sqlite_sequence WHERE name = 'index_changes'
+        AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'index_journal');
+    UPDATE sqlite_sequence SET seq = (
+        SELECT MAX(seq) FROM sqlite_sequence
+        WHERE name IN ('index_changes', 'index_journal')
+    ) WHERE name = 'index_journal';
+    DROP TABLE index_changes;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -316,4 +338,6 @@ def migrate(connection: sqlite3.Connection) -> int:
         connection.executescript(
             f"BEGIN IMMEDIATE;{step};PRAGMA user_version = {version};COMMIT;"
         )
+    if found == 0:  # a new store: without the pages of tables its history dropped
+        connection.execute("VACUUM")
     return found

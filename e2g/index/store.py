@@ -642,16 +642,16 @@ class Store:
     def max_change(self) -> int:
         """The newest revision of the index journal (0 when it was never written)."""
         row = self._connection.execute(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'index_changes'"
+            "SELECT seq FROM sqlite_sequence WHERE name = 'index_journal'"
         ).fetchone()
         return 0 if row is None else int(row[0])
 
-    def changes_after(self, rev: int, *, limit: int = 2000) -> list[tuple[int, str]]:
-        """(rev, message_id) of the index journal after `rev`, oldest first."""
+    def changes_after(self, rev: int, *, limit: int = 2000) -> list[tuple[int, int]]:
+        """(rev, seq) of the index journal after `rev`, oldest first."""
         return [
-            (int(found), str(message_id))
-            for found, message_id in self._connection.execute(
-                "SELECT rev, message_id FROM index_changes WHERE rev > ? ORDER BY rev LIMIT ?",
+            (int(found), int(seq))
+            for found, seq in self._connection.execute(
+                "SELECT rev, seq FROM index_journal WHERE rev > ? ORDER BY rev LIMIT ?",
                 (rev, limit),
             )
         ]
@@ -661,7 +661,7 @@ class Store:
         messages with a higher seq, and journal entries after `last_change`."""
         row = self._connection.execute(
             "SELECT (SELECT COUNT(*) FROM messages WHERE seq > ?)"
-            " + (SELECT COUNT(*) FROM index_changes WHERE rev > ?)",
+            " + (SELECT COUNT(*) FROM index_journal WHERE rev > ?)",
             (last_seq, last_change),
         ).fetchone()
         return int(row[0])

@@ -203,7 +203,7 @@ class StoreWriter:
             seq = self._insert(item)
             result.new.append(seq)
             if seq <= self._deleted_high:  # a reused seq: the index may be past it
-                self._journal(message.message_id)
+                self._journal(seq)
             return
         seq = int(row[0])
         result.duplicates += 1
@@ -218,7 +218,7 @@ class StoreWriter:
         if item.list_name not in known_lists:
             result.cross_posts += 1
             result.touched.append(seq)
-            self._journal(message.message_id)
+            self._journal(seq)
 
     def _keep_earliest_date(self, seq: int, message: Message) -> None:
         """A Message-ID seen twice keeps its earliest date: the first posting counts."""
@@ -440,7 +440,7 @@ class StoreWriter:
             if block is not None:
                 self._delete_block_if_empty(kind, int(block[0]))
         result.deleted.append(message_id)
-        self._journal(message_id)
+        self._journal(seq)
         if seq > self._deleted_high:
             self._deleted_high = seq
             self.set_meta(DELETED_SEQ_KEY, str(seq))
@@ -455,16 +455,15 @@ class StoreWriter:
         if cursor.rowcount and block > int(self.meta(key) or 0):
             self.set_meta(key, str(block))
 
-    def _journal(self, message_id: str) -> None:
-        """Tell the full-text index that this message changed other than by arriving."""
-        self.connection.execute(
-            "INSERT INTO index_changes(message_id) VALUES (?)", (message_id,)
-        )
+    def _journal(self, seq: int) -> None:
+        """Tell the full-text index that the message `seq` changed other than by
+        arriving (it gained a list, was deleted, or its seq was given again)."""
+        self.connection.execute("INSERT INTO index_journal(seq) VALUES (?)", (seq,))
 
-    def prune_index_changes(self, *, upto: int) -> None:
+    def prune_index_journal(self, *, upto: int) -> None:
         """Forget the journal up to `upto`, which the full-text index has applied."""
         with transaction(self.connection, self.path):
-            self.connection.execute("DELETE FROM index_changes WHERE rev <= ?", (upto,))
+            self.connection.execute("DELETE FROM index_journal WHERE rev <= ?", (upto,))
 
     def compact(self) -> tuple[int, int]:
         """Rewrite the store without its free pages, which SQLite otherwise keeps for

@@ -67,7 +67,6 @@ DONE = b"d"  # ingest -> child: the store is complete; catch up, commit and repo
 def index_doc(stored: StoredMessage, *, body: str | None) -> IndexDoc:
     """The full-text document of a stored message."""
     return IndexDoc(
-        message_id=stored.message_id,
         subject=stored.subject,
         author_name=stored.author_name,
         author_email=stored.author_email,
@@ -105,13 +104,13 @@ class Indexer:
             self._mark = IndexMark(stored.seq, self._mark.change)
         while changes := self._store.changes_after(self._mark.change):
             found = {
-                stored.message_id: stored
-                for stored in self._store.messages(mid for _, mid in changes)
+                stored.seq: stored
+                for stored in self._store.by_seqs([seq for _, seq in changes])
             }
-            for rev, message_id in changes:
-                changed = found.get(message_id)
+            for rev, seq in changes:
+                changed = found.get(seq)
                 if changed is None:
-                    self._hold().delete(message_id)
+                    self._hold().delete(seq)
                     self._pending += 1
                 elif changed.seq <= self._mark.seq:  # else the seq walk takes it
                     self._add(changed)

@@ -440,7 +440,7 @@ def _account_index(
     if report.index_behind and report.index_problem is None and not report.interrupted:
         report.index_problem = "the full-text index process did not finish"
     if mark.change:
-        writer.prune_index_changes(upto=mark.change)
+        writer.prune_index_journal(upto=mark.change)
 
 
 class _Warnings(logging.Handler):

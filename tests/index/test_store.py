@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -236,6 +237,42 @@ def test_sightings_of_schema_7_move_to_places_and_read_the_same(
     ) == [("frob-devel", "test.mbox", "3")]
 
 
+def test_the_index_journal_of_schema_10_names_seqs_and_counts_on(
+    tmp_path: Path,
+) -> None:
+    """Schema 11 keys the index journal by seq: entries of messages still stored
+    keep their revision, a deleted message's entry goes (a format 5 index is rebuilt
+    anyway), and revisions go on above the old ones, never back."""
+    path = tmp_path / "s.sqlite3"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;" + ";".join(MIGRATIONS[:10]) + ";PRAGMA user_version = 10;COMMIT;"
+    )
+    for seq in (1, 2):
+        old.execute(
+            "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
+            "author_name, author_email, date_raw, date_source, thread_root, kind, "
+            "body) VALUES (?, ?, 's', 's', 's', 'A', 'a@example.org', '', 'none', ?, "
+            "'other', '')",
+            (seq, f"old{seq}@example.org", f"old{seq}@example.org"),
+        )
+    for message_id in ("old2@example.org", "gone@example.org", "old1@example.org"):
+        old.execute("INSERT INTO index_changes(message_id) VALUES (?)", (message_id,))
+    old.execute("DELETE FROM index_changes WHERE rev = 3")  # pruned, as an index does
+    old.close()
+    with Store(path) as store:
+        assert store.changes_after(0) == [(1, 2)]
+        assert store.max_change() == 3
+    with StoreWriter(path) as writer:  # old1 seen on a new list: journaled
+        item = _item(9)
+        writer.write_batch([item], source="t", token=None, now=NOW)
+        cross = replace(item, list_name="netdev")
+        writer.write_batch([cross], source="t", token=None, now=NOW)
+    with Store(path) as store:
+        assert store.changes_after(1) == [(4, 3)]
+        assert store.max_change() == 4
+
+
 def test_schema_8_rows_lose_only_the_headers_nothing_read(tmp_path: Path) -> None:
     """Schema 9 drops In-Reply-To and References from message rows (the raw mail
     holds them; threading reads parent_id and thread_root): a store written before
@@ -403,7 +440,10 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
     old = sqlite3.connect(path, isolation_level=None)
     old.executescript(  # as schema 9 held it: the diff in its own row
         "BEGIN;DELETE FROM diff_parts;DELETE FROM diff_blocks;"
-        "DROP TABLE diff_parts;DROP TABLE diff_blocks;PRAGMA user_version = 9;COMMIT;"
+        "DROP TABLE diff_parts;DROP TABLE diff_blocks;DROP TABLE index_journal;"
+        "CREATE TABLE index_changes (rev INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " message_id TEXT NOT NULL);"
+        "PRAGMA user_version = 9;COMMIT;"
     )
     old.execute(
         "INSERT INTO diffs(seq, dict_id, data) VALUES (?, NULL, ?)",

@@ -147,7 +147,8 @@ def _state(data: Path) -> State:
                 "SELECT COUNT(*) FROM series",
             )
         )
-        store_ids = frozenset(mid for (mid,) in one("SELECT message_id FROM messages"))
+        by_seq = dict(one("SELECT seq, message_id FROM messages").fetchall())
+        store_ids = frozenset(by_seq.values())
         lists = dict(
             one("SELECT list, COUNT(*) FROM sightings GROUP BY list").fetchall()
         )
@@ -155,7 +156,10 @@ def _state(data: Path) -> State:
         connection.close()
     index_dir = config.resolve(data_dir=data, env={}, home=data).index_dir
     with Fulltext.open(index_dir, create=False) as fulltext:
-        index_ids = frozenset(fulltext.message_ids())
+        seqs = fulltext.seqs()
+    assert len(seqs) == len(set(seqs)), "a message indexed twice"
+    # a seq the store no longer holds shows as itself, and differs from every id
+    index_ids = frozenset(by_seq.get(seq, f"#{seq}") for seq in seqs)
     return State(counts, store_ids, index_ids, lists)
 
 

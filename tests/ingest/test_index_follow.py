@@ -49,8 +49,13 @@ def _write(
 
 
 def _index_ids(settings: config.Settings) -> set[str]:
+    """The Message-IDs of the indexed seqs (a seq the store lacks shows as itself)."""
     with Fulltext.open(settings.index_dir, create=False) as fulltext:
-        return fulltext.message_ids()
+        seqs = fulltext.seqs()
+    assert len(seqs) == len(set(seqs)), "a message indexed twice"
+    with Store(settings.store_path) as store:
+        by_seq = {m.seq: m.message_id for m in store.by_seqs(seqs)}
+    return {by_seq.get(seq, f"#{seq}") for seq in seqs}
 
 
 def _store_ids(settings: config.Settings) -> set[str]:
