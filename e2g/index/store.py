@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 MESSAGE_COLUMNS = (
-    "seq, message_id, synthetic, subject, title, subject_key, version, part, total, rfc, "
+    "seq, message_id, synthetic, subject, subject_key, version, part, total, rfc, "
     "resend, author_name, author_email, patch_author_name, patch_author_email, date, "
     "date_raw, date_source, received_at, parent_id, thread_root, kind, pull_url, "
     "pull_ref, patch_id, added, removed, series_id, list_id"
@@ -189,7 +189,6 @@ def _message(
         message_id,
         synthetic,
         subject,
-        title,
         subject_key,
         version,
         part,
@@ -220,7 +219,6 @@ def _message(
         message_id=str(message_id),
         synthetic=bool(synthetic),
         subject=str(subject),
-        title=str(title),
         subject_key=str(subject_key),
         version=int(version),
         part=part,

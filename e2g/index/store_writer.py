@@ -296,17 +296,16 @@ class StoreWriter:
         patch = message.patch
         patch_author = message.patch_author
         cursor = self.connection.execute(
-            "INSERT INTO messages(message_id, synthetic, subject, title, subject_key, version, "
+            "INSERT INTO messages(message_id, synthetic, subject, subject_key, version, "
             "part, total, rfc, resend, is_reply, tags, author_name, author_email, "
             "patch_author_name, patch_author_email, date, date_raw, date_source, received_at, "
             "list_id, parent_id, thread_root, kind, body, pull_url, pull_ref, "
             "patch_id, added, removed) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 message.message_id,
                 int(message.synthetic_id),
                 subject.raw,
-                subject.title,
                 subject.key,
                 subject.version,
                 subject.part,

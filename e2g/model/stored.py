@@ -17,7 +17,6 @@ class StoredMessage:
     message_id: str
     synthetic: bool
     subject: str
-    title: str
     subject_key: str
     version: int
     part: int | None

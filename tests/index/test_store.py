@@ -443,6 +443,7 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "DROP TABLE diff_parts;DROP TABLE diff_blocks;DROP TABLE index_journal;"
         "CREATE TABLE index_changes (rev INTEGER PRIMARY KEY AUTOINCREMENT,"
         " message_id TEXT NOT NULL);"
+        "ALTER TABLE messages ADD COLUMN title TEXT NOT NULL DEFAULT '';"
         "PRAGMA user_version = 9;COMMIT;"
     )
     old.execute(

@@ -81,7 +81,6 @@ _POSTED = StoredMessage(
     message_id="20240206161449.1234567-2-axboe@kernel.dk",
     synthetic=False,
     subject="[PATCH] test/recv-multishot: add test case for bundles",
-    title="test/recv-multishot: add test case for bundles",
     subject_key="test/recv-multishot: add test case for bundles",
     version=1,
     part=None,
