@@ -378,6 +378,49 @@ def test_update_by_seq_does_not_duplicate(tmp_path: Path) -> None:
     assert found(fulltext, "list:netdev") == set()
 
 
+def test_spilled_posting_runs_in_chunks_make_the_same_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool small enough to spill many runs, read back a chunk at a time
+    (fulltext._ChunkedRuns), writes the same files as Whoosh's own pool."""
+    import hashlib
+
+    from whoosh.writing import PostingPool
+
+    from e2g.index import fulltext as module
+
+    monkeypatch.setattr(module, "WRITER_LIMIT_MB", 0.02)  # ~100 postings a run
+    monkeypatch.setattr(module, "RUN_CHUNK", 7)  # runs end mid-chunk too
+    docs = tuple(
+        replace(DOCS[number % len(DOCS)], seq=number + 1, files=(f"mm/f{number}.c",))
+        for number in range(300)
+    )
+    spilled: list[int] = []
+    real_save = PostingPool.save
+
+    def counted(pool: PostingPool) -> None:
+        spilled.append(len(pool.current))
+        real_save(pool)
+
+    monkeypatch.setattr(PostingPool, "save", counted)
+
+    def contents(directory: Path) -> list[tuple[str, str]]:
+        rebuild(directory, iter(docs))
+        return sorted(
+            (path.suffix, hashlib.sha256(path.read_bytes()).hexdigest())
+            for path in directory.iterdir()
+            if path.suffix in (".trm", ".pst", ".col")
+        )
+
+    ours = contents(tmp_path / "ours")
+    assert len(spilled) > 10
+    monkeypatch.setattr(module, "_ChunkedRuns", PostingPool)
+    assert contents(tmp_path / "whoosh") == ours
+    assert Fulltext.open(tmp_path / "ours").search("f:jose")[1] == len(
+        [doc for doc in docs if doc.author_name.startswith("José")]
+    )
+
+
 def test_documents_above_the_mark_are_replaced_not_doubled(tmp_path: Path) -> None:
     """A crash between Whoosh's commit and the sidecar's leaves documents past the
     mark; the catch-up adds them again as new seqs, and they replace themselves."""
