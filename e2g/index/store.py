@@ -533,12 +533,12 @@ class Store:
         return stored_diff(self._connection, self.codec, seq, self._diff_blocks)
 
     def trailers(self, seq: int) -> list[Trailer]:
-        return [
-            Trailer(str(key), str(value))
-            for key, value in self._connection.execute(
-                "SELECT key, value FROM trailers WHERE seq = ? ORDER BY rowid", (seq,)
-            )
-        ]
+        """The message's known trailers, in order: found in its stored body as ingest
+        found them (the body is the whole commentary they were read from), so the
+        store keeps rows only for the reviews the matcher asks for (`reviews_of`)."""
+        from e2g.mail.trailers import find_in_mail  # here: readers' imports stay cheap
+
+        return list(find_in_mail(self.body(seq)))
 
     def thread(self, root: str, *, limit: int = 5000) -> list[StoredMessage]:
         """Every stored message of the thread rooted at `root`, oldest first."""
@@ -560,14 +560,13 @@ class Store:
             )
         ]
 
-    def trailers_of(
-        self, seqs: Sequence[int], keys: Sequence[str]
-    ) -> list[tuple[int, str, str]]:
-        """(seq, key, value) of the given trailer keys in the given messages, in order."""
+    def reviews_of(self, seqs: Sequence[int]) -> list[tuple[int, str, str]]:
+        """(seq, key, value) of the review trailers (Reviewed-by, Acked-by, ...) of
+        the given messages, in order: the trailers the store keeps as rows."""
+        from e2g.mail.trailers import REVIEW_KEYS  # here: readers' imports stay cheap
+
         found: list[tuple[int, str, str]] = []
-        if not keys:
-            return found
-        key_marks, key_values = in_list(keys)
+        key_marks, key_values = in_list(REVIEW_KEYS)
         for start in range(0, len(seqs), 500):
             marks, chunk = in_list(seqs[start : start + 500])
             found += [

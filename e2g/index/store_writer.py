@@ -34,6 +34,7 @@ from e2g.index.store import (
 )
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
+from e2g.mail.trailers import TrailerKind, kind_of
 from e2g.model.mail import FileChange, Malformed, Message, RawMessage
 
 
@@ -285,10 +286,14 @@ class StoreWriter:
                 [(seq, *row) for row in _file_rows(message.patch.files)],
             )
             self._diffs.append((seq, message.patch.diff.encode()))
-        if message.trailers:
+        reviews = [
+            (seq, trailer.key, trailer.value)
+            for trailer in message.trailers
+            if kind_of(trailer.key) is TrailerKind.REVIEW
+        ]
+        if reviews:  # the rest are read from the body when shown (Store.trailers)
             self.connection.executemany(
-                "INSERT INTO trailers(seq, key, value) VALUES (?, ?, ?)",
-                [(seq, trailer.key, trailer.value) for trailer in message.trailers],
+                "INSERT INTO trailers(seq, key, value) VALUES (?, ?, ?)", reviews
             )
 
     def _insert_message_row(self, message: Message, root: str) -> int:

@@ -16,7 +16,6 @@ from functools import partial
 from e2g.index.store import Store, StoredLink
 from e2g.mail import threads as thread_rules
 from e2g.mail.threads import replies_below
-from e2g.mail.trailers import REVIEW_KEYS
 from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address
@@ -102,7 +101,7 @@ def thread_facts(
         for seq, message_id, parent, name, email in threads(message.thread_root)
     )
     below = replies_below(message.message_id, links, exclude=exclude)
-    reviews = store.trailers_of([seq for seq, _, _ in below], REVIEW_KEYS)
+    reviews = store.reviews_of([seq for seq, _, _ in below])
     return ThreadFacts(
         replies=len(below),
         participants=tuple(

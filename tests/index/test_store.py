@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import sqlite3
 from dataclasses import replace
@@ -870,3 +871,60 @@ def test_a_block_deleted_after_its_part_was_read_reads_as_nothing(
             blocks = Blocks(kind, 1)
             assert blocks.read(store._connection, store.codec, block + 1) is None
             assert blocks.read(store._connection, store.codec, block) is not None
+
+
+def test_trailers_read_back_from_the_body_and_only_reviews_are_rows(
+    tmp_path: Path,
+) -> None:
+    """Every trailer a message carried reads back, in order (found in its stored
+    body, as ingest found them); the store keeps rows only for reviews, which the
+    matcher asks for across many messages at once."""
+    path = tmp_path / "s.sqlite3"
+    posted = _item(1, subject="[PATCH] mm: fix frob", body=patch_body(1))
+    said = "Looks right.\n\nAcked-by: Eve Acker <eve@example.org>\n"
+    encoded = _item(  # not verbatim in the raw mail: its body is stored apart
+        3,
+        subject="Re: [PATCH] mm: fix frob",
+        in_reply_to="msg1@example.org",
+        body=base64.b64encode(said.encode()).decode() + "\n",
+        extra=(
+            "MIME-Version: 1.0",
+            "Content-Type: text/plain; charset=utf-8",
+            "Content-Transfer-Encoding: base64",
+        ),
+    )
+    reply = _item(
+        2,
+        subject="Re: [PATCH] mm: fix frob",
+        in_reply_to="msg1@example.org",
+        body=(
+            "> Fix the thing.\n> Acked-by: Quoted Person <q@example.org>\n\n"
+            "Thanks.\n\nTested-by: Carol Tester <carol@example.org>\n"
+            "Reported-by: Dan Reporter <dan@example.org>\n"
+            "Reviewed-by: Bob Reviewer <bob@example.org>\n"
+        ),
+    )
+    with StoreWriter(path) as writer:
+        writer.write_batch([posted, reply, encoded], source="t", token=None, now=NOW)
+    assert store_sql(path, "SELECT COUNT(*) FROM bodies") == [(1,)]
+    assert [trailer.key for trailer in reply.message.trailers] == [
+        "Tested-by",
+        "Reported-by",
+        "Reviewed-by",
+    ]
+    with Store(path) as store:
+        seqs = {m.message_id: m.seq for m in stored_where(store, "1")}
+        for item in (posted, reply, encoded):
+            seq = seqs[item.message.message_id]
+            assert store.trailers(seq) == list(item.message.trailers)
+        assert store.trailers(seqs["msg1@example.org"])[0].key == "Signed-off-by"
+        assert store.reviews_of(list(seqs.values())) == [
+            (seqs["msg2@example.org"], "Tested-by", "Carol Tester <carol@example.org>"),
+            (seqs["msg2@example.org"], "Reviewed-by", "Bob Reviewer <bob@example.org>"),
+            (seqs["msg3@example.org"], "Acked-by", "Eve Acker <eve@example.org>"),
+        ]
+    assert store_sql(path, "SELECT key FROM trailers ORDER BY rowid") == [
+        ("Tested-by",),
+        ("Reviewed-by",),
+        ("Acked-by",),
+    ]
