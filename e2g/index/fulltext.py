@@ -65,6 +65,7 @@ import sys
 import tempfile
 import time as clock
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -507,7 +508,7 @@ class Fulltext:
         self.directory = directory
         self._index = index
         self._searcher: Searcher | None = None
-        self._date_cache: tuple[Searcher, DateColumn] | None = None
+        self._columns: _Columns | None = None  # the columns of self._searcher
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True) -> Fulltext:
@@ -581,10 +582,8 @@ class Fulltext:
         else:
             page, total = self._relevant(searcher, plan, offset + limit)
             page = page[offset:]
-        if not page:  # an empty index's reader has no columns at all
-            return [], total
-        column = searcher.reader().column_reader("seq")
-        return [Found(int(column[n]), score) for n, score in page], total
+        seq_of = self._columns_of(searcher).seq_of
+        return [Found(seq_of(n), score) for n, score in page], total
 
     def _relevant(
         self, searcher: Searcher, plan: Plan, wanted: int
@@ -656,24 +655,82 @@ class Fulltext:
             return current
         if current is not None:
             current.close()
-        try:
-            self._searcher = _retrying(self._index.searcher)
-        except OSError as error:
-            raise errors.IndexError_(
-                f"cannot read the full-text index in {self.directory} ({error}); "
-                "run `e2g reindex` if this persists"
-            ) from error
-        return self._searcher
+            self._searcher = self._columns = None
+        for _ in range(OPEN_ATTEMPTS):
+            try:
+                searcher = _retrying(self._index.searcher)
+            except OSError as error:
+                raise errors.IndexError_(
+                    f"cannot read the full-text index in {self.directory} ({error}); "
+                    "run `e2g reindex` if this persists"
+                ) from error
+            columns = _Columns.open(searcher)
+            if columns is not None:
+                self._searcher, self._columns = searcher, columns
+                return searcher
+            searcher.close()  # a commit merged away a segment it had not opened yet
+            clock.sleep(0.05)
+        raise errors.IndexError_(
+            f"the full-text index in {self.directory} changed under every read; "
+            "is a writer merging it? Try again"
+        )
+
+    def _columns_of(self, searcher: Searcher) -> _Columns:
+        assert searcher is self._searcher and self._columns is not None
+        return self._columns
 
     def _dates(self, searcher: Searcher) -> DateColumn:
-        """The date column of `searcher`'s documents, read once per searcher."""
-        cached = self._date_cache
-        if cached is None or cached[0] is not searcher:
-            cached = self._date_cache = (searcher, DateColumn(_date_values(searcher)))
-        return cached[1]
+        """The date column of `searcher`'s documents, read when it was opened."""
+        return self._columns_of(searcher).dates
 
     def _generation(self) -> int:
         return int(self._index.latest_generation())
+
+
+class _Columns:
+    """A searcher's columns, opened as soon as the searcher is: every document's
+    date (read whole), and each segment's seq column (read per hit).
+
+    Whoosh opens a segment's column files only when asked, and a writer deletes
+    the files of the segments its commit merged at once: a searcher that asked
+    later found no column at all (a concurrent-commit test failed so, 2 in 12 runs
+    under load). A segment with documents always has a seq column, so its absence
+    right after opening says the segment went, and the searcher is opened again.
+    The date column is opened first: a segment deleted between the two shows as a
+    missing seq column too."""
+
+    __slots__ = ("_offsets", "_readers", "dates")
+
+    def __init__(
+        self, dates: DateColumn, offsets: list[int], readers: list[Any]
+    ) -> None:
+        self.dates = dates
+        self._offsets = offsets
+        self._readers = readers
+
+    @classmethod
+    def open(cls, searcher: Searcher) -> _Columns | None:
+        """The columns of `searcher`, or None when a segment is already gone."""
+        offsets: list[int] = []
+        readers: list[Any] = []
+        try:
+            dates = DateColumn(_date_values(searcher))
+            for leaf, offset in searcher.leaf_searchers():
+                reader = leaf.reader()
+                if not reader.has_column("seq"):
+                    if reader.doc_count_all():
+                        return None
+                    continue
+                offsets.append(offset)
+                readers.append(reader.column_reader("seq", translate=False))
+        except FileNotFoundError:  # deleted between the look and the open
+            return None
+        return cls(dates, offsets, readers)
+
+    def seq_of(self, number: int) -> int:
+        """The seq of the document `number`."""
+        segment = bisect_right(self._offsets, number) - 1
+        return int(self._readers[segment][number - self._offsets[segment]])
 
 
 def _retrying(opener: Callable[..., Any], *args: Any) -> Any:

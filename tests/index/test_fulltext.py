@@ -656,6 +656,38 @@ def test_writer_killed_during_commits_is_never_ahead(tmp_path: Path) -> None:
             writer.commit()
 
 
+def test_a_searcher_whose_segment_went_is_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit can delete a merged segment's files before a new searcher opens its
+    columns: that searcher is dropped and another opened, a bounded number of times;
+    a segment with documents but no seq column is what says so."""
+    from e2g.index import fulltext as module
+
+    fulltext = build(tmp_path / "index")
+    real_open = module._Columns.open
+    calls: list[int] = []
+
+    def gone_then_back(searcher: object) -> object:
+        calls.append(1)
+        return None if len(calls) < 3 else real_open(searcher)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module._Columns, "open", gone_then_back)
+    assert ids(fulltext, "is:cover") == ["cover@intel.com"]
+    assert len(calls) == 3
+    fulltext.close()
+    monkeypatch.setattr(module._Columns, "open", lambda searcher: None)
+    with pytest.raises(IndexError_, match="changed under every read"):
+        fulltext.search("is:cover")
+    # the check itself: a segment with documents and no seq column is gone
+    monkeypatch.setattr(module._Columns, "open", real_open)
+    with fulltext._index.searcher() as searcher:  # noqa: SLF001
+        assert real_open(searcher) is not None
+        (leaf,) = [leaf.reader() for leaf, _ in searcher.leaf_searchers()]
+        monkeypatch.setattr(type(leaf), "has_column", lambda self, name: False)
+        assert real_open(searcher) is None
+
+
 def test_many_small_commits_keep_few_segments(tmp_path: Path) -> None:
     fulltext = Fulltext.open(tmp_path / "index")
     for number in range(3 * MERGE_FACTOR):
