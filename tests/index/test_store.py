@@ -32,6 +32,29 @@ def _item(number: int, **kwargs: object) -> BatchItem:
     return BatchItem(parsed, raw, "frob-devel")
 
 
+def _old_store(path: Path, version: int) -> sqlite3.Connection:
+    """A new store at schema `version`, as an older e2g made it (autocommit)."""
+    old = sqlite3.connect(path, isolation_level=None)
+    old.executescript(
+        "BEGIN;"
+        + ";".join(MIGRATIONS[:version])
+        + f";PRAGMA user_version = {version};COMMIT;"
+    )
+    return old
+
+
+def _add_old_messages(old: sqlite3.Connection, *message_ids: str) -> None:
+    """Bare message rows, seq 1, 2, ..., in a store of schema 11 or older (a title)."""
+    for seq, message_id in enumerate(message_ids, start=1):
+        old.execute(
+            "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
+            "author_name, author_email, date_raw, date_source, thread_root, kind, "
+            "body) VALUES (?, ?, 's', 's', 's', 'A', 'a@example.org', '', 'none', ?, "
+            "'other', '')",
+            (seq, message_id, message_id),
+        )
+
+
 def test_new_store_has_the_current_schema(tmp_path: Path) -> None:
     connection = connect(tmp_path / "s.sqlite3")
     assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -40,8 +63,7 @@ def test_new_store_has_the_current_schema(tmp_path: Path) -> None:
 
 def test_an_older_store_is_migrated_in_place(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(f"BEGIN;{MIGRATIONS[0]};PRAGMA user_version = 1;COMMIT;")
+    old = _old_store(path, 1)
     old.execute("INSERT INTO meta(key, value) VALUES ('kept', 'yes')")
     old.close()
     connection = connect(path)
@@ -157,10 +179,7 @@ def test_raw_mail_stored_one_by_one_before_schema_5_still_reads(tmp_path: Path) 
     """A store written before blocks keeps its rows in `raw`; after the migration
     they read as before, and new mail goes to blocks."""
     path = tmp_path / "s.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;" + ";".join(MIGRATIONS[:4]) + ";PRAGMA user_version = 4;COMMIT;"
-    )
+    old = _old_store(path, 4)
     old.close()
     first = _item(1)
     with StoreWriter(path) as writer:
@@ -194,18 +213,8 @@ def test_sightings_of_schema_7_move_to_places_and_read_the_same(
     sighting, reads them as before through the `sightings` view, and new mail joins
     the places already there."""
     path = tmp_path / "s.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;" + ";".join(MIGRATIONS[:7]) + ";PRAGMA user_version = 7;COMMIT;"
-    )
-    for seq in (1, 2):
-        old.execute(
-            "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
-            "author_name, author_email, date_raw, date_source, thread_root, kind, "
-            "body) VALUES (?, ?, 's', 's', 's', 'A', 'a@example.org', '', 'none', ?, "
-            "'other', '')",
-            (seq, f"old{seq}@example.org", f"old{seq}@example.org"),
-        )
+    old = _old_store(path, 7)
+    _add_old_messages(old, "old1@example.org", "old2@example.org")
     rows = [
         (1, "frob-devel", "/archives/frob-devel.mbox", "0"),
         (1, "netdev", "/srv/inbox/netdev/git/0.git", "a" * 40),  # a cross-post
@@ -245,18 +254,8 @@ def test_the_index_journal_of_schema_10_names_seqs_and_counts_on(
     keep their revision, a deleted message's entry goes (a format 5 index is rebuilt
     anyway), and revisions go on above the old ones, never back."""
     path = tmp_path / "s.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;" + ";".join(MIGRATIONS[:10]) + ";PRAGMA user_version = 10;COMMIT;"
-    )
-    for seq in (1, 2):
-        old.execute(
-            "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
-            "author_name, author_email, date_raw, date_source, thread_root, kind, "
-            "body) VALUES (?, ?, 's', 's', 's', 'A', 'a@example.org', '', 'none', ?, "
-            "'other', '')",
-            (seq, f"old{seq}@example.org", f"old{seq}@example.org"),
-        )
+    old = _old_store(path, 10)
+    _add_old_messages(old, "old1@example.org", "old2@example.org")
     for message_id in ("old2@example.org", "gone@example.org", "old1@example.org"):
         old.execute("INSERT INTO index_changes(message_id) VALUES (?)", (message_id,))
     old.execute("DELETE FROM index_changes WHERE rev = 3")  # pruned, as an index does
@@ -279,10 +278,7 @@ def test_schema_8_rows_lose_only_the_headers_nothing_read(tmp_path: Path) -> Non
     holds them; threading reads parent_id and thread_root): a store written before
     reads every message as it did, and takes new mail."""
     path = tmp_path / "s.sqlite3"
-    old = sqlite3.connect(path, isolation_level=None)
-    old.executescript(
-        "BEGIN;" + ";".join(MIGRATIONS[:8]) + ";PRAGMA user_version = 8;COMMIT;"
-    )
+    old = _old_store(path, 8)
     old.execute(
         "INSERT INTO messages(seq, message_id, subject, title, subject_key, "
         "author_name, author_email, date_raw, date_source, in_reply_to, refs, "
