@@ -30,6 +30,11 @@ class ArchiveUnreadable(E2gError):
     """A path is missing, unreadable, or not an archive e2g knows."""
 
 
+class MirrorError(E2gError):
+    """An inbox URL that is invalid, unreachable, missing, or not a public-inbox; or
+    git failed to clone or fetch one of its epochs."""
+
+
 class StoreError(E2gError):
     """The store cannot be opened, is from a newer e2g, or the disk is full."""
 

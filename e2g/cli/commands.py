@@ -30,6 +30,7 @@ COMMANDS = {
     "ingest": "ingest",
     "reindex": "ingest",
     "optimize": "ingest",
+    "sync": "sync",
     "search": "search",
     "link": "link",
     "match": "link",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -54,7 +56,7 @@ def ingest(
     paths: Annotated[
         list[str],
         typer.Argument(
-            help="mbox/mboxrd files (.gz .xz .bz2 .zst), Maildirs, directories, public-inbox repos, pipermail .txt.gz months, or - for stdin.",
+            help="mbox/mboxrd files (.gz .xz .bz2 .zst), Maildirs, directories, public-inbox repos or URLs (https://lore.kernel.org/LIST/), pipermail .txt.gz months, or - for stdin.",
             show_default=False,
         ),
     ],
@@ -81,40 +83,73 @@ def ingest(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
     ] = False,
+    mirror_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--mirror-dir",
+            help="Mirror URLs' epochs into DIR/LIST/git/N.git (grokmirror's layout: "
+            "epochs already there are fetched, not cloned again), not the data dir.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Read mailing-list archives into the store (idempotent, incremental, resumable)."""
-    from e2g.api import core as api
-    from e2g.render import ingest_json
+    """Read mailing-list archives into the store (idempotent, incremental, resumable).
+
+    A public-inbox URL (https://lore.kernel.org/LIST/) is mirrored with git under
+    the data dir first, then read like a local inbox; `e2g sync` keeps it current."""
+    from e2g.api import sync as api
+    from e2g.cli.sync import EpochPrinter, inbox_json
 
     settings = options(ctx).settings(index_bodies=index_bodies or None)
     quiet = options(ctx).quiet
 
     total = _plain_size(paths)
     with output.ProgressBar("ingest", enabled=not quiet, total=total) as bar:
-
-        def progress(event: Progress) -> None:
-            if event.index_lag is not None:
-                bar.update(
-                    status=f"search index: {output.number(event.index_lag)} messages to go"
-                )
-                return
-            bar.update(
-                completed=min(event.bytes, total) if total else None,
-                status=_progress_text(event, total),
-            )
-
-        report = api.ingest(
+        callbacks = api.Callbacks(
+            epochs=EpochPrinter(bar, quiet=quiet), ingest=ingest_progress(bar, total)
+        )
+        report, mirrored = api.ingest(
             settings,
             paths,
+            mirror_dir=mirror_dir,
             list_name=list_name,
             workers=jobs,
-            progress=progress,
+            callbacks=callbacks,
             stdin=sys.stdin.buffer,
         )
     if as_json:
-        output.json_line(ingest_json(report))
+        from e2g.render import ingest_json
+
+        data = ingest_json(report)
+        if mirrored:
+            data["mirrors"] = [inbox_json(inbox) for inbox in mirrored]
+        output.json_line(data)
     elif not quiet:
         output.err(_summary(report))
+    check_complete(report)
+
+
+def ingest_progress(
+    bar: output.ProgressBar, total: int | None
+) -> Callable[[Progress], None]:
+    """The ingest's progress, drawn in `bar` (messages, MB, rate, ETA)."""
+
+    def progress(event: Progress) -> None:
+        if event.index_lag is not None:
+            bar.update(
+                status=f"search index: {output.number(event.index_lag)} messages to go"
+            )
+            return
+        bar.update(
+            completed=min(event.bytes, total) if total else None,
+            status=_progress_text(event, total),
+        )
+
+    return progress
+
+
+def check_complete(report: IngestReport) -> None:
+    """Raise what an interrupted ingest, or one that left the index behind, says."""
     if report.interrupted:
         behind = ""
         if report.index_behind:
@@ -137,8 +172,6 @@ def ingest(
 def _plain_size(paths: list[str]) -> int | None:
     """The bytes an ingest will read, when known: every path an uncompressed file
     (a directory, stdin or a compressed file has no size known in advance)."""
-    from pathlib import Path
-
     from e2g.archives.compression import SUFFIXES
 
     total = 0

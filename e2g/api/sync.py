@@ -1,0 +1,198 @@
+"""`e2g ingest URL` and `e2g sync`: mirror public-inboxes from the web, ingest them,
+match the repositories already matched.
+
+`ingest` mirrors each URL among its arguments (api.mirrors), records it in the
+registry, and ingests every argument in one pipeline run, the mirrors read as local
+inboxes (so a mirror ingested before is read from its checkpoints: new commits only).
+`sync` brings every registered mirror level (four inboxes at a time: each check is a
+network round trip, not CPU), ingests only the inboxes whose epochs changed since
+they were last ingested, then runs `match` on the HEAD of each repository the store
+holds answers for. One inbox that fails is reported and the others go on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from e2g.api import mirrors
+from e2g.api.core import ingest as ingest_paths
+from e2g.archives.inbox_url import is_url, parse_inbox_url
+from e2g.config import Settings
+from e2g.errors import E2gError, MirrorError
+
+if TYPE_CHECKING:
+    from e2g.api.link import MatchSummary
+    from e2g.ingest.pipeline import IngestReport, ProgressCallback
+
+# Inboxes checked at once: enough to hide the round trips of a sync with nothing
+# new (benchmarks/sync.py), few enough to be polite to one server.
+PARALLEL = 4
+
+
+@dataclass(slots=True)
+class SyncReport:
+    inboxes: list[mirrors.MirrorReport] = field(default_factory=list)
+    ingest: IngestReport | None = None  # None: no inbox had anything new
+    matches: list[MatchSummary] = field(default_factory=list)
+    # Repositories the store knows that could not be matched now, with the reason.
+    repos_skipped: list[tuple[str, str]] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def failed(self) -> list[mirrors.MirrorReport]:
+        return [report for report in self.inboxes if report.error is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class Callbacks:
+    """What the caller sees while a run goes: epochs, then the ingest."""
+
+    epochs: mirrors.EpochProgress | None = None
+    ingest: ProgressCallback | None = None
+
+
+def ingest(  # noqa: PLR0913 - ingest's options, plus where mirrors go
+    settings: Settings,
+    items: Sequence[str],
+    *,
+    mirror_dir: Path | None = None,
+    list_name: str | None = None,
+    workers: int = 0,
+    callbacks: Callbacks = Callbacks(),
+    stdin: BinaryIO | None = None,
+) -> tuple[IngestReport, list[mirrors.MirrorReport]]:
+    """`e2g ingest` of paths and inbox URLs: each URL is mirrored first (raising
+    MirrorError naming it when it fails), then everything is ingested at once."""
+    inboxes = [parse_inbox_url(item) for item in items if is_url(item)]
+    if not inboxes:
+        report = ingest_paths(
+            settings,
+            items,
+            list_name=list_name,
+            workers=workers,
+            progress=callbacks.ingest,
+            stdin=stdin,
+        )
+        return report, []
+    with mirrors.locked(settings):
+        registry = mirrors.load(settings)
+        done: dict[str, mirrors.MirrorReport] = {}
+        for inbox in inboxes:
+            path = mirrors.inbox_path(settings, inbox, mirror_dir)
+            done[inbox.url] = mirrors.mirror(inbox, path, progress=callbacks.epochs)
+            registry = mirrors.remember(
+                settings, registry, _entry(registry, inbox.url, path)
+            )
+        paths = [
+            str(done[parse_inbox_url(item).url].path) if is_url(item) else item
+            for item in items
+        ]
+        report = ingest_paths(
+            settings,
+            paths,
+            list_name=list_name,
+            workers=workers,
+            progress=callbacks.ingest,
+            stdin=stdin,
+        )
+        if not report.interrupted:
+            _mark_ingested(settings, registry, list(done.values()))
+    return report, list(done.values())
+
+
+def _entry(registry: list[mirrors.Mirrored], url: str, path: Path) -> mirrors.Mirrored:
+    """The registry entry for a mirror at path, keeping what it knows of it."""
+    for entry in registry:
+        if entry.path == path:
+            return replace(entry, url=url)
+    return mirrors.Mirrored(url, path, {})
+
+
+def _mark_ingested(
+    settings: Settings,
+    registry: list[mirrors.Mirrored],
+    reports: list[mirrors.MirrorReport],
+) -> None:
+    """Record the epochs' fingerprints taken before the ingest that just succeeded:
+    what changes later is read by the next run."""
+    for report in reports:
+        entry = _entry(registry, report.url, report.path)
+        registry = mirrors.remember(
+            settings, registry, replace(entry, ingested=report.fingerprints)
+        )
+
+
+def sync(
+    settings: Settings,
+    *,
+    workers: int = 0,
+    callbacks: Callbacks = Callbacks(),
+) -> SyncReport:
+    """Fetch every registered inbox, ingest what is new, match known repositories."""
+    started = time.monotonic()
+    result = SyncReport()
+    with mirrors.locked(settings):
+        registry = mirrors.load(settings)
+        if not registry:
+            raise MirrorError(
+                f"no inbox in {settings.data_dir} was ingested from a URL: run "
+                "`e2g ingest https://lore.kernel.org/LIST/` first"
+            )
+        with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+            result.inboxes = list(
+                pool.map(lambda entry: _mirror_one(entry, callbacks), registry)
+            )
+        changed = [
+            report
+            for report, entry in zip(result.inboxes, registry, strict=True)
+            if report.error is None and report.fingerprints != entry.ingested
+        ]
+        if changed:
+            result.ingest = ingest_paths(
+                settings,
+                [str(report.path) for report in changed],
+                workers=workers,
+                progress=callbacks.ingest,
+            )
+            if not result.ingest.interrupted:
+                _mark_ingested(settings, registry, changed)
+    if result.ingest is None or not result.ingest.interrupted:
+        _match_known(settings, result, workers=workers)
+    result.elapsed = time.monotonic() - started
+    return result
+
+
+def _mirror_one(entry: mirrors.Mirrored, callbacks: Callbacks) -> mirrors.MirrorReport:
+    """One inbox brought level; its failure is its report's, not the whole run's."""
+    try:
+        inbox = parse_inbox_url(entry.url)
+        return mirrors.mirror(inbox, entry.path, progress=callbacks.epochs)
+    except E2gError as error:
+        report = mirrors.MirrorReport(entry.url, entry.path.name, entry.path)
+        report.error = str(error)
+        return report
+
+
+def _match_known(settings: Settings, result: SyncReport, *, workers: int) -> None:
+    """`e2g match` (HEAD) in every repository the store holds answers for: its new
+    commits, and its unmatched ones again when new mail came (match decides)."""
+    from e2g.api.core import open_store
+    from e2g.api.link import match
+
+    if not settings.store_path.exists():
+        return
+    with open_store(settings) as store:
+        repos = [span.repo for span in store.matched_spans()]
+    for repo in repos:
+        if not Path(repo).is_dir():
+            result.repos_skipped.append((repo, "the directory is gone"))
+            continue
+        try:
+            result.matches.append(match(settings, [], repo=Path(repo), jobs=workers))
+        except E2gError as error:
+            result.repos_skipped.append((repo, str(error)))

@@ -1,0 +1,159 @@
+"""`e2g sync`: fetch every inbox ingested from a URL, ingest what is new, match the
+known repositories; and the per-epoch progress lines `e2g ingest URL` prints too."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from e2g.cli import output
+from e2g.cli.context import options
+from e2g.errors import MirrorError
+
+if TYPE_CHECKING:
+    from e2g.api.link import MatchSummary
+    from e2g.api.mirrors import EpochEvent, MirrorReport
+    from e2g.api.sync import SyncReport
+
+_SAID = {
+    "clone": "cloning",
+    "fetch": "fetching",
+    "cloned": "cloned",
+    "fetched": "fetched",
+}
+
+
+class EpochPrinter:
+    """Per-epoch lines on stderr (a clone or fetch starting and ending), and git's
+    own progress in the progress bar on a terminal. Called from several threads."""
+
+    def __init__(self, bar: output.ProgressBar, *, quiet: bool) -> None:
+        self._bar = bar
+        self._quiet = quiet
+        self._lock = threading.Lock()
+
+    def __call__(self, event: EpochEvent) -> None:
+        if self._quiet:
+            return
+        with self._lock:
+            where = f"{event.list_name}: epoch {event.epoch}"
+            if event.action == "git":
+                self._bar.update(status=f"{where}: {event.detail}")
+            elif event.action in _SAID:
+                detail = f" {event.detail}" if event.detail else ""
+                output.err(f"{where}: {_SAID[event.action]}{detail}")
+
+
+def inbox_line(report: MirrorReport) -> str:
+    if report.error is not None:
+        return f"{report.list_name}: failed: {report.error}"
+    return (
+        f"{report.list_name}: {output.count(report.epochs, 'epoch')}: "
+        f"{output.number(report.cloned)} cloned, {output.number(report.fetched)} "
+        f"fetched, {output.number(report.unchanged)} up to date"
+    )
+
+
+def inbox_json(report: MirrorReport) -> dict[str, Any]:
+    return {
+        "url": report.url,
+        "list": report.list_name,
+        "path": str(report.path),
+        "epochs": report.epochs,
+        "cloned": report.cloned,
+        "fetched": report.fetched,
+        "unchanged": report.unchanged,
+        "error": report.error,
+    }
+
+
+def _match_json(summary: MatchSummary) -> dict[str, Any]:
+    return {
+        "repo": summary.repo,
+        "commits": summary.commits,
+        "matched": summary.matched,
+        "no_match": summary.no_match,
+        "skipped": summary.skipped,
+        "by_method": dict(summary.by_method),
+        "elapsed": round(summary.elapsed, 3),
+    }
+
+
+def sync_json(report: SyncReport) -> dict[str, Any]:
+    """`e2g sync --json`: the inboxes, the ingest (null when nothing was new), the
+    repositories matched and those skipped."""
+    from e2g.render import ingest_json
+
+    return {
+        "inboxes": [inbox_json(inbox) for inbox in report.inboxes],
+        "ingest": ingest_json(report.ingest) if report.ingest is not None else None,
+        "match": [_match_json(summary) for summary in report.matches],
+        "repos_skipped": [
+            {"repo": repo, "reason": reason} for repo, reason in report.repos_skipped
+        ],
+        "elapsed": round(report.elapsed, 3),
+    }
+
+
+def _print(report: SyncReport) -> None:
+    from e2g.cli.ingest import _summary as summary
+    from e2g.cli.link import _summary as match_summary
+
+    for inbox in report.inboxes:
+        output.err(inbox_line(inbox))
+    if report.ingest is None:
+        output.err("nothing new to ingest")
+    else:
+        output.err(summary(report.ingest))
+    for matched in report.matches:
+        output.err(f"{matched.repo}: {match_summary(matched)}")
+    for repo, reason in report.repos_skipped:
+        output.err(f"e2g: warning: {repo} not matched: {reason}")
+    output.err(
+        f"synced {output.count(len(report.inboxes), 'inbox', 'inboxes')} in "
+        f"{report.elapsed:.1f} s"
+    )
+
+
+def sync(
+    ctx: typer.Context,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
+        ),
+    ] = 0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+    ] = False,
+) -> None:
+    """Fetch every inbox ingested from a URL, ingest what is new, match known repos.
+
+    Run it daily (cron, a systemd timer): with nothing new it costs one check per
+    epoch. Repositories are matched at their HEAD."""
+    from e2g.api.sync import Callbacks
+    from e2g.api.sync import sync as run
+    from e2g.cli.ingest import check_complete, ingest_progress
+
+    quiet = options(ctx).quiet
+    with output.ProgressBar("sync", enabled=not quiet) as bar:
+        callbacks = Callbacks(
+            epochs=EpochPrinter(bar, quiet=quiet), ingest=ingest_progress(bar, None)
+        )
+        report = run(options(ctx).settings(), workers=jobs, callbacks=callbacks)
+    if as_json:
+        output.json_line(sync_json(report))
+    elif not quiet:
+        _print(report)
+    if report.ingest is not None:
+        check_complete(report.ingest)
+    failed = report.failed
+    if failed:
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise MirrorError(f"{failed[0].error}{more}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sync")(sync)
