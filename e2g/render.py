@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from e2g.api.review import CommitText, PostingReview
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
+    from e2g.api.tokens import Span
     from e2g.config import Settings
     from e2g.ingest.pipeline import IngestReport
     from e2g.model.links import LinkResult, Posting
@@ -255,6 +256,18 @@ def blame_json(run: Run) -> dict[str, object]:
         "end": run.end,
         **review_json(run.review),
         "lines": list(run.lines),
+    }
+
+
+def token_span_json(span: Span, review: Review) -> dict[str, object]:
+    """One span of `e2g blame --tokens --json` and /api/v1/tokens: consecutive tokens
+    of one line from one commit (`line`, `column` from 1, `column` in characters),
+    with the commit and its postings as `blame --json` gives them."""
+    return {
+        "line": span.line,
+        "column": span.column,
+        "text": span.text,
+        **review_json(review),
     }
 
 

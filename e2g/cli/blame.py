@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 
 
 def parse_range(text: str) -> tuple[int, int]:
-    """`-L START,END` as two line numbers (from 1); a clear error otherwise."""
+    """`-L START,END` (or `-L LINE`, one line) as two line numbers (from 1); a
+    clear error otherwise."""
+    if text.strip().isdigit():
+        return int(text), int(text)
     start, comma, end = text.partition(",")
     if not comma or not start.strip().isdigit() or not end.strip().isdigit():
         raise UsageError(
@@ -97,11 +100,43 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
             "first, each with its postings.",
         ),
     ] = False,
+    tokens: Annotated[
+        bool,
+        typer.Option(
+            "--tokens",
+            help="Blame each token, not each line: a renamed identifier, a split "
+            "line or a changed literal leaves the rest of the line to the commits "
+            "that wrote it.",
+        ),
+    ] = False,
+    column: Annotated[
+        int | None,
+        typer.Option(
+            "--column",
+            min=1,
+            help="With --tokens -L LINE: the history of the token at this column "
+            "(or give PATH:LINE:COLUMN).",
+            show_default=False,
+        ),
+    ] = None,
+    color: Annotated[
+        str,
+        typer.Option(
+            "--color",
+            metavar="WHEN",
+            help="Colour tokens by commit: auto (on a terminal), always or never.",
+        ),
+    ] = "auto",
 ) -> None:
     """Show each line of a file with the review of the commit that wrote it."""
     from e2g.api import blame as api
     from e2g.render import blame_json, review_json
 
+    if tokens:
+        blame_tokens(ctx, path, rev, line_range, repo, as_json, column, color)
+        return
+    if column is not None:
+        raise UsageError("--column needs --tokens: it names one token of a line")
     lines = parse_range(line_range) if line_range is not None else None
     settings = options(ctx).settings()
     if history:
@@ -124,6 +159,53 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
         return
     with output.paged():
         render_blame(result)
+
+
+def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
+    ctx: typer.Context,
+    path: str,
+    rev: str | None,
+    line_range: str | None,
+    repo: Path,
+    as_json: bool,
+    column: int | None,
+    color: str,
+) -> None:
+    """`blame --tokens`: every token's commit, or (with a column) one token's history."""
+    from e2g.api import tokens as api
+    from e2g.cli.tokens import render_tokens, split_location, use_color
+    from e2g.render import review_json, token_span_json
+
+    painted = use_color(color)
+    path, line, at = split_location(path)
+    if at is not None:
+        if line_range is not None or column is not None:
+            raise UsageError(
+                "give PATH:LINE:COLUMN or -L LINE --column COLUMN, not both"
+            )
+        line_range, column = str(line), at
+    lines = parse_range(line_range) if line_range is not None else None
+    settings = options(ctx).settings()
+    if column is not None:
+        if lines is None or lines[0] != lines[1]:
+            raise UsageError("--column needs -L LINE: one line, whose token to follow")
+        reviews = api.token_history(
+            settings, path, rev, repo=repo, line=lines[0], column=column
+        )
+        if as_json:
+            for review in reviews:
+                output.json_line(review_json(review))
+            return
+        with output.paged():
+            render_history(reviews)
+        return
+    result = api.token_blame(settings, path, rev, repo=repo, lines=lines)
+    if as_json:
+        for span in result.spans:
+            output.json_line(token_span_json(span, result.reviews[span.sha]))
+        return
+    with output.paged():
+        render_tokens(result, color=painted)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,6 +29,7 @@ class BlameLine:
     sha: str
     number: int  # the line's number in the blamed file, from 1
     text: str
+    original: int = 0  # its number in the commit that wrote it, from 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,15 +44,16 @@ def parse_blame(output: bytes) -> Blame:
     itself after a tab. Text is decoded for display (invalid UTF-8 replaced)."""
     lines: list[BlameLine] = []
     fields: dict[str, dict[str, str]] = {}
-    sha, number = "", 0
+    sha, number, original = "", 0, 0
     for raw in output.split(b"\n"):
         if raw.startswith(b"\t"):
             text = raw[1:].decode("utf-8", "replace")
-            lines.append(BlameLine(sha, number, text))
+            lines.append(BlameLine(sha, number, text, original))
             continue
         words = raw.decode("utf-8", "replace").split(" ", 1)
         if len(words[0]) in (40, 64) and FULL_SHA.fullmatch(words[0]):
-            sha, number = words[0], int(words[1].split()[1])
+            numbers = words[1].split()
+            sha, number, original = words[0], int(numbers[1]), int(numbers[0])
             fields.setdefault(sha, {})
         elif sha and len(words) == 2:
             fields[sha].setdefault(words[0], words[1])

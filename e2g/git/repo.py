@@ -157,6 +157,16 @@ class Repo:
         """The work tree, or the git directory of a bare repository."""
         return self._root
 
+    @property
+    def common_dir(self) -> Path:
+        """What names the repository whatever work tree it is used from."""
+        return self._common_dir
+
+    @property
+    def bare(self) -> bool:
+        """Whether the repository has no work tree (then `root` is its git dir)."""
+        return self._root == self._git_dir
+
     def resolve(self, rev: str) -> str:
         """The full sha of any revision git accepts (abbrev, HEAD~2, tag, branch)."""
         result = self._run(
@@ -283,16 +293,24 @@ class Repo:
         ]
         return ["git", "-C", str(self._root), *pinned, *arguments]
 
-    def _run(self, arguments: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self, arguments: Sequence[str], *, data: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         try:
             return subprocess.run(
-                self._command(arguments), capture_output=True, check=False
+                self._command(arguments), input=data, capture_output=True, check=False
             )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error
 
-    def _check(self, arguments: Sequence[str], *, revs: Sequence[str]) -> bytes:
-        result = self._run(arguments)
+    def _check(
+        self,
+        arguments: Sequence[str],
+        *,
+        revs: Sequence[str],
+        data: bytes | None = None,
+    ) -> bytes:
+        result = self._run(arguments, data=data)
         if result.returncode != 0:
             _raise_git_error(result.stderr, revs=revs, root=self._root)
         return result.stdout
@@ -361,6 +379,52 @@ class Repo:
         output = self._check(
             ["log", "-s", "--format=%H", spec, *([rev] if rev else [])],
             revs=[rev or ""],
+        )
+        return [
+            line
+            for line in output.decode("ascii", "replace").splitlines()
+            if FULL_SHA.fullmatch(line)
+        ]
+
+    def file_text(self, rev: str, path: str) -> str:
+        """The file `path` of commit `rev` as text (invalid UTF-8 replaced, as blame
+        shows it). Call file_lines() first: it says why a path has no lines."""
+        data = self._check(
+            ["cat-file", "blob", "--end-of-options", f"{rev}:{path}"], revs=()
+        )
+        return data.decode("utf-8", "replace")
+
+    def work_tree_text(self, path: str) -> str | None:
+        """The work tree's copy of `path`, None when it has none. The path must stay
+        inside the work tree once resolved (no `..`, no link leading out)."""
+        if self.bare:
+            return None
+        top = self._root.resolve()
+        found = (top / path).resolve()
+        if not found.is_relative_to(top) or not found.is_file():
+            return None
+        return found.read_bytes().decode("utf-8", "replace")
+
+    def ignored_revs(self) -> list[str]:
+        """The commits blame should look through: the `blame.ignoreRevsFile` of the
+        config (relative to the work tree), else `.git-blame-ignore-revs` at its top;
+        each line a revision (`#` starts a comment), resolved to a full sha."""
+        configured = self._run(["config", "--get", "blame.ignoreRevsFile"])
+        name = configured.stdout.decode("utf-8", "surrogateescape").strip()
+        if self.bare or (configured.returncode == 0 and not name):
+            return []
+        top = self._root.resolve()
+        found = (top / (name or _IGNORE_REVS)).expanduser().resolve()
+        try:
+            text = found.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        revs = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+        names = "".join(
+            f"{rev}^{{commit}}\n" for rev in revs if rev and "\n" not in rev
+        )
+        output = self._check(
+            ["cat-file", "--batch-check=%(objectname)"], revs=(), data=names.encode()
         )
         return [
             line

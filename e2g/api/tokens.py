@@ -1,0 +1,431 @@
+"""`e2g blame --tokens`: every token of a file with the review of the commit that
+put it there, and one token's history.
+
+Line blame (`e2g.api.blame`) gives a whole line to the last commit that touched any
+of it: a renamed identifier, a split line or one changed literal hides the commits
+that wrote the rest. Here each token (`e2g.tokens.lex`) is blamed on its own, through
+a throwaway one-token-a-line history of the file (`e2g.git.tokenview`), and the
+tokens are then grouped into spans (consecutive tokens of one line from one commit)
+for the terminal, the JSON and the web page.
+
+Two caches under the data dir's `tokens/`, one directory per (repository, file):
+the throwaway history, which a later revision extends, and the answer for each
+blamed revision, so that a second run or the web page only reads. Both are written
+atomically under the directory's lock; the whole is bounded (CACHE_BYTES), the
+files used least recently going first. Reviews come from the links `e2g match`
+stored, as line blame's do (`find_reviews`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from e2g.api.blame import Review, check_range, find_reviews, page_range
+from e2g.config import Settings
+from e2g.errors import NotFound, UsageError
+from e2g.git.blame import BlameCommit
+from e2g.git.repo import UNCOMMITTED, Repo
+from e2g.git.tokenview import (
+    TokenBlame,
+    TokenHistory,
+    TokenOrigin,
+    cache_key,
+    file_history,
+)
+from e2g.model import Address
+from e2g.model.links import CommitInfo
+from e2g.tokens.lex import Lexer, Token, lexer_for
+
+CACHE_BYTES = 1 << 30  # the data dir's token caches, all files together
+RESULTS_PER_FILE = 32  # answers kept per file (revisions blamed)
+RESULT_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Consecutive tokens of one line from one commit: `line` and `column` from 1,
+    `column` counting characters; `text` as the line has it (spaces between the
+    tokens kept)."""
+
+    line: int
+    column: int
+    text: str
+    sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenResult:
+    path: str
+    rev: str | None  # the full sha blamed; None: the work tree
+    lines: tuple[str, ...]  # the lines shown (all, or those of -L or the page)
+    first: int  # the number of lines[0]
+    total: int  # lines in the whole file
+    spans: tuple[Span, ...]
+    reviews: dict[str, Review]  # by sha, for every commit of a span
+
+    def line_spans(self) -> list[tuple[int, str, list[Span]]]:
+        """Each shown line (number, text) with its spans, in order."""
+        by_line: dict[int, list[Span]] = {}
+        for span in self.spans:
+            by_line.setdefault(span.line, []).append(span)
+        return [
+            (number, text, by_line.get(number, []))
+            for number, text in enumerate(self.lines, start=self.first)
+        ]
+
+
+def token_blame(  # noqa: PLR0913 - options are keyword-only
+    settings: Settings,
+    path: str,
+    rev: str | None = None,
+    *,
+    repo: Path,
+    lines: tuple[int, int] | None = None,
+    page: int | None = None,
+    match: bool = True,
+) -> TokenResult:
+    """The spans of `path` at `rev` (None: the work tree; in a bare repository,
+    HEAD), each with its commit's review. Only `lines`, or page `page`. With
+    `match` False nothing is matched or stored (the read-only web)."""
+    repository = Repo.open(repo)
+    sha, contents = _revision(repository, rev, path)
+    text = contents if contents is not None else repository.file_text(sha, path)
+    all_lines = text.split("\n")
+    if all_lines and all_lines[-1] == "":
+        all_lines.pop()
+    total = len(all_lines)
+    if page is not None:
+        lines = page_range(page, total, path=path)
+    check_range(lines, total, path=path)
+    lexer = lexer_for(path)
+    tokens = lexer.tokens(text)
+    blamed = _blame(settings, repository, path, sha, lexer, contents=contents)
+    if len(blamed.origins) != len(tokens):
+        raise UsageError(
+            f"token blame of {path} lost its tokens: {len(tokens)} lexed, {len(blamed.origins)} blamed"
+        )
+    first, last = lines if lines is not None else (1, total)
+    spans = _spans(tokens, blamed.origins, all_lines, first=first, last=last)
+    infos = [
+        _info(sha_, blamed.commits[sha_])
+        for sha_ in dict.fromkeys(span.sha for span in spans)
+    ]
+    reviews = find_reviews(settings, repository, infos, match=match) if infos else {}
+    return TokenResult(
+        path=path,
+        rev=sha if contents is None else None,
+        lines=tuple(all_lines[first - 1 : last]),
+        first=first,
+        total=total,
+        spans=tuple(spans),
+        reviews=reviews,
+    )
+
+
+def token_history(  # noqa: PLR0913 - options are keyword-only
+    settings: Settings,
+    path: str,
+    rev: str | None = None,
+    *,
+    repo: Path,
+    line: int,
+    column: int,
+) -> list[Review]:
+    """The commit that put the token at `line`:`column` there, then the commits
+    that wrote the tokens it replaced, and so on back: newest first, each with its
+    review."""
+    repository = Repo.open(repo)
+    sha, contents = _revision(repository, rev, path)
+    text = contents if contents is not None else repository.file_text(sha, path)
+    lexer = lexer_for(path)
+    tokens = lexer.tokens(text)
+    index = _token_at(tokens, line, column, path=path)
+    revisions, tip = file_history(repository, sha, path)
+    if tip is None:
+        raise NotFound(f"no commit up to {sha[:12]} has {path}")
+    with TokenHistory(
+        repository, path, lexer, _directory(settings, repository, path, lexer)
+    ) as history:
+        history.update(revisions)
+        view = lexer.view(contents) if contents is not None else None
+        blamed = history.blame(
+            tip,
+            ignore=repository.ignored_revs(),
+            contents=view.encode("utf-8", "surrogateescape")
+            if view is not None
+            else None,
+        )
+        commits = dict(blamed.commits)
+        chain: list[str] = []
+        origin: TokenOrigin | None = blamed.origins[index]
+        while origin is not None and len(chain) < 64 and origin.sha not in chain:
+            chain.append(origin.sha)
+            # A token of the work tree's own has no throwaway commit to look behind.
+            origin = None if origin.sha == UNCOMMITTED else history.replaced(origin)
+    missing = [sha_ for sha_ in chain if sha_ not in commits]
+    if missing:
+        commits.update(_commit_facts(repository, missing))
+    infos = [_info(sha_, commits[sha_]) for sha_ in chain if sha_ in commits]
+    reviews = find_reviews(settings, repository, infos)
+    return [reviews[info.sha] for info in infos]
+
+
+def _token_at(tokens: Sequence[Token], line: int, column: int, *, path: str) -> int:
+    """The index of the token that covers `line`:`column` (both from 1)."""
+    for index, token in enumerate(tokens):
+        for at, start, end in _pieces(token):
+            if at == line and start < column <= end:
+                return index
+    raise UsageError(
+        f"no token at line {line}, column {column} of {path}: give the column of a token's character (whitespace is none)"
+    )
+
+
+def _revision(repository: Repo, rev: str | None, path: str) -> tuple[str, str | None]:
+    """The commit to blame and, for the work tree, its copy of the file (None: the
+    commit's own). A bare repository has no work tree: HEAD, as git blame does."""
+    if rev is None and not repository.bare:
+        head = repository.resolve("HEAD")
+        contents = repository.work_tree_text(path)
+        if contents is None:
+            repository.file_lines(head, path)  # says why there is no such file
+            raise NotFound(f"no file {path} in the work tree of {repository.root}")
+        return head, contents
+    sha = repository.resolve(rev or "HEAD")
+    repository.file_lines(sha, path)  # NotFound / binary: the same words as line blame
+    return sha, None
+
+
+def _blame(
+    settings: Settings,
+    repository: Repo,
+    path: str,
+    sha: str,
+    lexer: Lexer,
+    *,
+    contents: str | None,
+) -> TokenBlame:
+    directory = _directory(settings, repository, path, lexer)
+    ignore = repository.ignored_revs()
+    view = (
+        lexer.view(contents).encode("utf-8", "surrogateescape")
+        if contents is not None
+        else None
+    )
+    key = _result_key(sha, ignore, view)
+    found = _read_result(directory, key)
+    if found is not None:
+        return found
+    revisions, tip = file_history(repository, sha, path)
+    if tip is None:
+        raise NotFound(f"no commit up to {sha[:12]} has {path}")
+    with TokenHistory(repository, path, lexer, directory) as history:
+        history.update(revisions)
+        blamed = history.blame(tip, ignore=ignore, contents=view)
+        _write_result(directory, key, blamed)
+    _prune(settings.data_dir / "tokens", keep=directory)
+    return blamed
+
+
+def _directory(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
+    return settings.data_dir / "tokens" / cache_key(repository, path, lexer)
+
+
+# -- the answers' cache -------------------------------------------------------------------
+
+
+def _result_key(sha: str, ignore: Sequence[str], view: bytes | None) -> str:
+    digest = hashlib.sha256()
+    for part in (str(RESULT_FORMAT), sha, *ignore):
+        digest.update(part.encode("ascii") + b"\0")
+    if view is not None:
+        digest.update(view)
+    return digest.hexdigest()[:32]
+
+
+def _read_result(directory: Path, key: str) -> TokenBlame | None:
+    path = directory / "results" / f"{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        shas: list[str] = data["shas"]
+        origins = tuple(
+            TokenOrigin(shas[index], data["views"][index], line)
+            for index, line in data["origins"]
+        )
+        commits = {
+            sha: _commit_from_json(item) for sha, item in data["commits"].items()
+        }
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(directory / "results")  # recently used: pruned last
+    return TokenBlame(origins=origins, commits=commits)
+
+
+def _write_result(directory: Path, key: str, blamed: TokenBlame) -> None:
+    shas = list(dict.fromkeys(origin.sha for origin in blamed.origins))
+    index = {sha: number for number, sha in enumerate(shas)}
+    views = {origin.sha: origin.view_sha for origin in blamed.origins}
+    data = {
+        "shas": shas,
+        "views": [views[sha] for sha in shas],
+        "origins": [[index[origin.sha], origin.line] for origin in blamed.origins],
+        "commits": {
+            sha: _commit_json(commit)
+            for sha, commit in blamed.commits.items()
+            if sha in index
+        },
+    }
+    results = directory / "results"
+    results.mkdir(exist_ok=True)
+    temporary = results / f".{key}.{os.getpid()}.tmp"
+    with temporary.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, separators=(",", ":"))
+        handle.flush()
+        os.fsync(handle.fileno())
+    temporary.replace(results / f"{key}.json")
+    kept = sorted(results.glob("*.json"), key=_mtime, reverse=True)
+    for old in kept[RESULTS_PER_FILE:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+
+
+def _commit_json(commit: BlameCommit) -> dict[str, str]:
+    return {
+        "summary": commit.summary,
+        "name": commit.author.name,
+        "email": commit.author.email,
+        "author_date": commit.author_date.isoformat(),
+        "commit_date": commit.commit_date.isoformat(),
+    }
+
+
+def _commit_from_json(item: dict[str, str]) -> BlameCommit:
+    return BlameCommit(
+        sha="",
+        summary=item["summary"],
+        author=Address(item["name"], item["email"]),
+        author_date=datetime.fromisoformat(item["author_date"]),
+        commit_date=datetime.fromisoformat(item["commit_date"]),
+    )
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _prune(root: Path, *, keep: Path, limit: int = CACHE_BYTES) -> None:
+    """Remove the files' caches used least recently until all fit in `limit`. A
+    cache in use (its lock held) is left alone; one is renamed away before it is
+    removed, so no reader ever sees half of one."""
+    sizes: list[tuple[float, int, Path]] = []
+    for directory in root.iterdir() if root.is_dir() else ():
+        if directory.name.startswith("."):
+            shutil.rmtree(directory, ignore_errors=True)  # left by a killed prune
+            continue
+        size = sum(
+            item.stat().st_size for item in directory.rglob("*") if item.is_file()
+        )
+        sizes.append(
+            (
+                max(_mtime(directory / "results"), _mtime(directory / "state.json")),
+                size,
+                directory,
+            )
+        )
+    total = sum(size for _, size, _ in sizes)
+    for _, size, directory in sorted(sizes):
+        if total <= limit:
+            return
+        if directory == keep:
+            continue
+        trash = root / f".trash-{directory.name}-{time.monotonic_ns()}"
+        with contextlib.suppress(OSError):
+            directory.rename(trash)
+            shutil.rmtree(trash, ignore_errors=True)
+            total -= size
+
+
+# -- spans --------------------------------------------------------------------------------
+
+
+def _spans(
+    tokens: Sequence[Token],
+    origins: Sequence[TokenOrigin],
+    lines: Sequence[str],
+    *,
+    first: int,
+    last: int,
+) -> list[Span]:
+    """Tokens grouped into spans (one line, one commit), for lines `first`..`last`.
+    A token of several lines gives one span per line."""
+    spans: list[Span] = []
+    current: tuple[int, int, int, str] | None = None  # line, start, end (0-based), sha
+    for token, origin in zip(tokens, origins, strict=True):
+        for line, start, end in _pieces(token):
+            if not first <= line <= last:
+                continue
+            if current is not None and current[0] == line and current[3] == origin.sha:
+                current = (line, current[1], end, origin.sha)
+                continue
+            if current is not None:
+                spans.append(_span(current, lines))
+            current = (line, start, end, origin.sha)
+    if current is not None:
+        spans.append(_span(current, lines))
+    return spans
+
+
+def _pieces(token: Token) -> list[tuple[int, int, int]]:
+    """(line, start, end) of each line of a token, columns from 0, end excluded."""
+    parts = token.lines
+    if len(parts) == 1:
+        return [(token.line, token.column - 1, token.column - 1 + len(parts[0]))]
+    found = [(token.line, token.column - 1, token.column - 1 + len(parts[0]))]
+    for offset, part in enumerate(parts[1:], start=1):
+        stripped = part.lstrip()
+        if stripped.strip():
+            start = len(part) - len(stripped)
+            found.append((token.line + offset, start, len(part.rstrip())))
+    return found
+
+
+def _span(current: tuple[int, int, int, str], lines: Sequence[str]) -> Span:
+    line, start, end, sha = current
+    return Span(line=line, column=start + 1, text=lines[line - 1][start:end], sha=sha)
+
+
+def _info(sha: str, commit: BlameCommit) -> CommitInfo:
+    return CommitInfo(
+        sha=sha,
+        subject=commit.summary,
+        author=commit.author,
+        author_date=commit.author_date,
+        commit_date=commit.commit_date,
+        files=(),
+    )
+
+
+def _commit_facts(repository: Repo, shas: Sequence[str]) -> dict[str, BlameCommit]:
+    found: dict[str, BlameCommit] = {}
+    for commit in repository.commits(list(shas), diffs=False):
+        found[commit.sha] = BlameCommit(
+            sha=commit.sha,
+            summary=commit.subject,
+            author=commit.author,
+            author_date=commit.author_date,
+            commit_date=commit.commit_date,
+        )
+    return found

@@ -1,0 +1,622 @@
+"""Token blame: which commit put each token of a file there, as git would say if the
+file were written one token to a line.
+
+That is cregit's idea (German, Adams, Stewart, EMSE 2019), done per file and on
+demand instead of for a whole repository: the file's history (`git log --parents
+-- PATH`, with git's parent rewriting, followed back through renames and copies)
+is written with `git fast-import` into a throwaway bare repository, one commit per
+revision, each holding the revision's token view (`e2g.tokens.lex`) as one file; then
+`git blame --porcelain -M` there says which revision brought each token, and the
+commit messages map revisions back to the real commits. Git's own diff aligns the
+tokens, so repeated tokens (`;`, `)`) pair as git pairs lines, which a pure token diff
+in Python did differently on 11-18% of tokens of a long history
+(../shared/PACKAGES.md).
+
+The throwaway repository is the cache: it lives under the caller's cache directory,
+keyed by repository, path and lexer, and a later revision of the same file imports
+only its new revisions. Its state (which real commit became which revision) is one
+JSON file replaced atomically after git wrote the revisions it names, under an
+exclusive lock: a run killed at any point leaves either the old state or the new,
+and objects no state names are merely unused. Nothing here touches the user's
+repository beyond reading it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from e2g.errors import RepoError, UsageError
+from e2g.git.blame import BlameCommit, parse_blame
+from e2g.git.repo import FULL_SHA, Repo
+from e2g.tokens.lex import Lexer
+
+FORMAT = 1  # of the state file and the view: another value rebuilds the cache
+VIEW_PATH = "t"  # the one file of every revision of the throwaway history
+MAX_REVISIONS = 50_000  # of one file's history, renames included
+MAX_RENAMES = 64  # renames and copies followed back
+MAX_BLOB = 64 << 20  # a revision larger than this is taken as empty
+MAX_HISTORY_STEPS = 64  # of one token's history
+LOCK_SECONDS = 600.0  # waiting for another e2g building the same file's history
+_NAME_UNSAFE = re.compile(r"[<>\n\x00]")
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+@dataclass(slots=True)
+class Revision:
+    """One commit of the file's history: its parents in that history (rewritten by
+    git to the nearest commits that touched the file, then the source of a rename or
+    copy), and the file's blob there (None: the file is absent)."""
+
+    sha: str
+    parents: list[str]
+    path: str
+    author: str  # "Name <email> STAMP ZONE", as fast-import takes it
+    committed: str  # "STAMP ZONE"
+    subject: str
+    blob: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenOrigin:
+    """Where a token of the blamed revision came from."""
+
+    sha: str  # the real commit (UNCOMMITTED for the work tree's own)
+    view_sha: str  # the throwaway commit, for a token's history
+    line: int  # the token's line in that commit's view, from 1
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBlame:
+    origins: tuple[TokenOrigin, ...]  # one per token of the blamed revision
+    commits: dict[str, BlameCommit]  # by real sha
+
+
+@dataclass(slots=True)
+class _State:
+    commits: dict[str, str] = field(default_factory=dict)  # real sha -> view sha
+
+    def reverse(self) -> dict[str, str]:
+        return {view: real for real, view in self.commits.items()}
+
+
+# -- the file's history -----------------------------------------------------------------
+
+
+def file_history(repo: Repo, head: str, path: str) -> tuple[list[Revision], str | None]:
+    """Every revision of `path` up to `head`, parents first, through renames; and the
+    newest, whose file is the one at `head` (None: no commit ever had it)."""
+    revisions: dict[str, Revision] = {}
+    todo: list[tuple[str, str, str | None]] = [(head, path, None)]
+    followed: set[str] = set()  # revisions whose file's source was looked for
+    renames = 0
+    tip: str | None = None
+    while todo:
+        rev, name, child = todo.pop()  # child: the revision whose source this is
+        segment = _segment(repo, rev, name)
+        if child is None and segment:
+            tip = segment[0].sha
+        if child is not None and segment:
+            revisions[child].parents.append(segment[0].sha)
+        for revision in segment:
+            revisions.setdefault(revision.sha, revision)
+        if len(revisions) > MAX_REVISIONS:
+            raise UsageError(
+                f"{path} has more than {MAX_REVISIONS:,} revisions: too long a "
+                "history for token blame (line blame has no such limit)"
+            )
+        _read_blobs(repo, segment)
+        for added in _added(segment, revisions):
+            if added.sha in followed:
+                continue
+            followed.add(added.sha)
+            source = _source(repo, added) if renames < MAX_RENAMES else None
+            if source is not None:
+                renames += 1
+                todo.append((f"{added.sha}^1", source, added.sha))
+    return _parents_first(revisions), tip
+
+
+def _segment(repo: Repo, rev: str, path: str) -> list[Revision]:
+    """`git log --parents -- PATH` from `rev`: the commits that changed `path`,
+    newest first, each with its parents rewritten to the ones that did."""
+    output = repo._check(  # noqa: SLF001 - e2g.git's own runner
+        [
+            "log",
+            "--topo-order",
+            "--parents",
+            "--date=raw",
+            "--no-show-signature",
+            "--format=%x01%H %P%x00%aN%x00%aE%x00%ad%x00%cd%x00%s",
+            "--end-of-options",
+            rev,
+            "--",
+            f":(literal){path}",
+        ],
+        revs=[rev],
+    )
+    found: list[Revision] = []
+    for record in output.split(b"\x01")[1:]:
+        fields = record.rstrip(b"\n").decode("utf-8", "replace").split("\x00")
+        if len(fields) < 6:
+            continue
+        shas = fields[0].split()
+        name = _NAME_UNSAFE.sub("", fields[1]) or "unknown"
+        email = _NAME_UNSAFE.sub("", fields[2])
+        found.append(
+            Revision(
+                sha=shas[0],
+                parents=shas[1:],
+                path=path,
+                author=f"{name} <{email}> {fields[3]}",
+                committed=fields[4],
+                subject=fields[5],
+            )
+        )
+    return found
+
+
+def _read_blobs(repo: Repo, segment: Sequence[Revision]) -> None:
+    """Each revision's blob id of its path (None where the file is absent), from one
+    `git cat-file --batch-check`."""
+    if not segment:
+        return
+    names = "".join(f"{revision.sha}:{revision.path}\n" for revision in segment)
+    output = repo._check(  # noqa: SLF001
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        revs=(),
+        data=names.encode("utf-8", "surrogateescape"),
+    )
+    replies = output.decode("ascii", "replace").splitlines()
+    for revision, reply in zip(segment, replies, strict=False):
+        words = reply.split()
+        if len(words) == 2 and words[1] == "blob" and FULL_SHA.fullmatch(words[0]):
+            revision.blob = words[0]
+
+
+def _added(
+    segment: Sequence[Revision], known: dict[str, Revision]
+) -> Iterator[Revision]:
+    """The revisions where the file appears: present, and absent in every parent the
+    history gives them (or with no parent at all)."""
+    for revision in segment:
+        if revision.blob is None:
+            continue
+        if all(
+            known.get(parent) is None or known[parent].blob is None
+            for parent in revision.parents
+        ):
+            yield revision
+
+
+def _source(repo: Repo, added: Revision) -> str | None:
+    """The path `added` renamed or copied its file from, as `git diff-tree -M -C`
+    against its first parent finds it; None for a file created there."""
+    result = repo._run(  # noqa: SLF001
+        [
+            "diff-tree",
+            "-r",
+            "-z",
+            "-M",
+            "-C",
+            "--name-status",
+            "--no-commit-id",
+            "--end-of-options",
+            f"{added.sha}^1",
+            added.sha,
+        ]
+    )
+    if result.returncode != 0:
+        return None  # a root commit: nothing before it
+    fields = result.stdout.decode("utf-8", "surrogateescape").split("\x00")
+    index = 0
+    while index < len(fields) - 1:
+        status = fields[index]
+        if status[:1] in ("R", "C"):
+            source, target = fields[index + 1], fields[index + 2]
+            if target == added.path and source != added.path:
+                return source
+            index += 3
+        else:
+            index += 2
+    return None
+
+
+def _parents_first(revisions: dict[str, Revision]) -> list[Revision]:
+    """The revisions in an order where every parent comes before its children."""
+    ordered: list[Revision] = []
+    done: set[str] = set()
+    for sha in revisions:
+        stack = [(sha, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if current in done or current not in revisions:
+                continue
+            if expanded:
+                done.add(current)
+                ordered.append(revisions[current])
+                continue
+            stack.append((current, True))
+            stack += [
+                (parent, False)
+                for parent in revisions[current].parents
+                if parent not in done
+            ]
+    return ordered
+
+
+# -- the throwaway repository -----------------------------------------------------------
+
+
+def cache_key(repo: Repo, path: str, lexer: Lexer) -> str:
+    """The name of a file's throwaway history: its repository, path and lexer."""
+    text = f"{FORMAT}\x00{repo.common_dir}\x00{path}\x00{lexer.name}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+class TokenHistory:
+    """A file's throwaway token history under `directory`, held under its lock."""
+
+    def __init__(self, repo: Repo, path: str, lexer: Lexer, directory: Path) -> None:
+        self._repo = repo
+        self._path = path
+        self._lexer = lexer
+        self._dir = directory
+        self._git_dir = directory / "view.git"
+        self._state_path = directory / "state.json"
+        self._lock: int | None = None
+        self.state = _State()
+
+    def __enter__(self) -> TokenHistory:
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._lock = _lock(self._dir / "lock", self._path)
+        self.state = self._load()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+    def _load(self) -> _State:
+        try:
+            data = json.loads(self._state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        valid = (
+            isinstance(data, dict)
+            and data.get("format") == FORMAT
+            and data.get("path") == self._path
+            and isinstance(data.get("commits"), dict)
+            and (self._git_dir / "HEAD").is_file()
+        )
+        if not valid:
+            self.reset()
+            return _State()
+        assert isinstance(data, dict)
+        return _State(commits=dict(data["commits"]))
+
+    def reset(self) -> None:
+        """Start the throwaway history afresh (a damaged or outdated cache)."""
+        shutil.rmtree(self._git_dir, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            self._state_path.unlink()
+        _git(None, ["init", "-q", "--bare", str(self._git_dir)])
+        _git(self._git_dir, ["config", "gc.auto", "0"])
+        self.state = _State()
+
+    def update(self, revisions: Sequence[Revision]) -> int:
+        """Write the revisions not written before (parents first); how many."""
+        todo = [
+            revision for revision in revisions if revision.sha not in self.state.commits
+        ]
+        if not todo:
+            return 0
+        with tempfile.TemporaryDirectory(dir=self._dir) as scratch:
+            marks = Path(scratch) / "marks"
+            _fast_import(
+                self._repo, self._git_dir, todo, self.state, self._lexer, marks
+            )
+            written = _read_marks(marks, todo)
+        self.state.commits.update(written)
+        self._save()
+        return len(todo)
+
+    def _save(self) -> None:
+        data = {"format": FORMAT, "path": self._path, "commits": self.state.commits}
+        temporary = self._state_path.with_name(f".state.{os.getpid()}.tmp")
+        with temporary.open("w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        temporary.replace(self._state_path)
+
+    def blame(
+        self, head: str, *, ignore: Sequence[str] = (), contents: bytes | None = None
+    ) -> TokenBlame:
+        """Each token of the view of `head` (or of `contents`, the work tree's view
+        on top of `head`): the commit that brought it."""
+        view_head = self.state.commits[head]
+        arguments = ["blame", "--porcelain", "-M"]
+        arguments += [
+            item
+            for sha in ignore
+            if sha in self.state.commits
+            for item in ("--ignore-rev", self.state.commits[sha])
+        ]
+        with tempfile.NamedTemporaryFile(dir=self._dir, suffix=".view") as scratch:
+            if contents is not None:
+                scratch.write(contents)
+                scratch.flush()
+                # git 2.39 takes --contents only on top of HEAD, and only with a
+                # work tree (an empty one: the contents come from the file): point
+                # HEAD there (we hold the lock; nobody else reads it).
+                _git(self._git_dir, ["update-ref", "--no-deref", "HEAD", view_head])
+                arguments = [f"--work-tree={self._dir}", *arguments]
+                arguments += ["--contents", scratch.name]
+            else:
+                arguments.append(view_head)
+            output = _git(self._git_dir, [*arguments, "--", VIEW_PATH])
+        found = parse_blame(output)
+        real = self.state.reverse()
+        origins = tuple(
+            TokenOrigin(real.get(line.sha, line.sha), line.sha, line.original)
+            for line in found.lines
+        )
+        commits = {real.get(commit.sha, commit.sha): commit for commit in found.commits}
+        return TokenBlame(origins=origins, commits=commits)
+
+    def replaced(self, origin: TokenOrigin) -> TokenOrigin | None:
+        """Where the token(s) that `origin`'s commit replaced to write this one came
+        from, following the token's place in the hunk; None when it replaced none."""
+        parents = _git(self._git_dir, ["rev-parse", f"{origin.view_sha}^@"]).split()
+        if not parents:
+            return None
+        parent = parents[0].decode("ascii")
+        diff = _git(
+            self._git_dir,
+            [
+                "diff",
+                "-U0",
+                "--no-color",
+                "--no-ext-diff",
+                parent,
+                origin.view_sha,
+                "--",
+                VIEW_PATH,
+            ],
+        )
+        for match in _HUNK.finditer(diff):
+            old_start, old_count = int(match[1]), int(match[2] or b"1")
+            new_start, new_count = int(match[3]), int(match[4] or b"1")
+            if not new_start <= origin.line < new_start + new_count:
+                continue
+            if old_count == 0:
+                return None
+            line = old_start + min(origin.line - new_start, old_count - 1)
+            found = parse_blame(
+                _git(
+                    self._git_dir,
+                    [
+                        "blame",
+                        "--porcelain",
+                        "-M",
+                        f"-L{line},{line}",
+                        parent,
+                        "--",
+                        VIEW_PATH,
+                    ],
+                )
+            )
+            if not found.lines:
+                return None
+            first = found.lines[0]
+            real = self.state.reverse()
+            return TokenOrigin(
+                real.get(first.sha, first.sha), first.sha, first.original
+            )
+        return None
+
+
+def _lock(path: Path, name: str) -> int:
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + LOCK_SECONDS
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(descriptor)
+                raise RepoError(
+                    f"another e2g has been building the token history of {name} for {LOCK_SECONDS:.0f} s"
+                ) from None
+            time.sleep(0.05)
+
+
+def _fast_import(
+    repo: Repo,
+    git_dir: Path,
+    todo: Sequence[Revision],
+    state: _State,
+    lexer: Lexer,
+    marks: Path,
+) -> None:
+    """One `git fast-import` run writing `todo`, each revision's view read through one
+    `git cat-file --batch` of the real repository and lexed once per blob."""
+    marks_of: dict[str, str] = {}  # real sha -> ":mark" of this run
+    views: dict[str, str] = {}  # blob id -> ":mark" of its view
+    importer = subprocess.Popen(
+        [
+            "git",
+            f"--git-dir={git_dir}",
+            "fast-import",
+            "--quiet",
+            "--done",
+            f"--export-marks={marks}",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert importer.stdin is not None
+    try:
+        with _Blobs(repo) as blobs:
+            for number, revision in enumerate(todo, start=1):
+                _write_revision(
+                    importer.stdin,
+                    revision,
+                    number,
+                    blobs=blobs,
+                    lexer=lexer,
+                    views=views,
+                    marks_of=marks_of,
+                    state=state,
+                )
+        importer.stdin.write(b"done\n")
+        importer.stdin.close()
+    except BrokenPipeError:
+        pass
+    finally:
+        code = importer.wait()
+    if code != 0:
+        assert importer.stderr is not None
+        detail = importer.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        raise RepoError(f"git fast-import failed: {detail[-1] if detail else code}")
+
+
+def _write_revision(  # noqa: PLR0913 - the importer's running tables
+    stream: IO[bytes],
+    revision: Revision,
+    number: int,
+    *,
+    blobs: _Blobs,
+    lexer: Lexer,
+    views: dict[str, str],
+    marks_of: dict[str, str],
+    state: _State,
+) -> None:
+    blob_mark = None
+    if revision.blob is not None:
+        blob_mark = views.get(revision.blob)
+        if blob_mark is None:
+            text = blobs.text(revision.blob)
+            data = lexer.view(text).encode("utf-8", "surrogateescape")
+            blob_mark = f":{2 * number}"
+            stream.write(
+                b"blob\nmark %s\ndata %d\n%s\n" % (blob_mark.encode(), len(data), data)
+            )
+            views[revision.blob] = blob_mark
+    mark = f":{2 * number + 1}"
+    marks_of[revision.sha] = mark
+    message = f"{revision.subject}\n\n{revision.sha}\n".encode(
+        "utf-8", "surrogateescape"
+    )
+    parents = [
+        marks_of.get(parent) or state.commits.get(parent) for parent in revision.parents
+    ]
+    lines = [
+        b"reset refs/heads/view",  # a revision without parents starts a new root
+        b"commit refs/heads/view",
+        b"mark " + mark.encode(),
+        b"author " + revision.author.encode("utf-8", "surrogateescape"),
+        b"committer e2g <e2g> " + revision.committed.encode("ascii", "replace"),
+        b"data %d" % len(message),
+    ]
+    stream.write(b"\n".join(lines) + b"\n" + message)
+    known = [parent for parent in parents if parent]
+    for index, parent in enumerate(dict.fromkeys(known)):
+        stream.write(
+            b"%s %s\n" % (b"from" if index == 0 else b"merge", parent.encode())
+        )
+    stream.write(b"deleteall\n")
+    if blob_mark is not None:
+        stream.write(b"M 100644 %s %s\n" % (blob_mark.encode(), VIEW_PATH.encode()))
+    stream.write(b"\n")
+
+
+def _read_marks(marks: Path, todo: Sequence[Revision]) -> dict[str, str]:
+    by_mark = {
+        f":{2 * number + 1}": revision.sha
+        for number, revision in enumerate(todo, start=1)
+    }
+    written: dict[str, str] = {}
+    for line in marks.read_text(encoding="ascii").splitlines():
+        mark, _, sha = line.partition(" ")
+        if mark in by_mark and FULL_SHA.fullmatch(sha):
+            written[by_mark[mark]] = sha
+    if len(written) != len(todo):
+        raise RepoError(
+            "git fast-import did not write every revision of the token history"
+        )
+    return written
+
+
+class _Blobs:
+    """Blobs of the real repository through one `git cat-file --batch`."""
+
+    def __init__(self, repo: Repo) -> None:
+        self._process = subprocess.Popen(
+            ["git", "-C", str(repo.root), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def __enter__(self) -> _Blobs:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self._process.stdin is not None and self._process.stdout is not None
+        with contextlib.suppress(BrokenPipeError):
+            self._process.stdin.close()
+        self._process.kill()
+        self._process.wait()
+        self._process.stdout.close()
+
+    def text(self, blob: str) -> str:
+        """The blob as text (invalid UTF-8 replaced, as blame shows it); a binary or
+        huge blob as empty: it has no tokens worth blaming."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(blob.encode("ascii") + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3 or not header[2].isdigit():
+            raise RepoError(f"git cat-file could not read blob {blob}")
+        size = int(header[2])
+        data = stdout.read(size)
+        stdout.read(1)
+        if len(data) != size:
+            raise RepoError(f"git cat-file stopped while reading blob {blob}")
+        if size > MAX_BLOB or b"\0" in data[:8000]:
+            return ""
+        return data.decode("utf-8", "replace")
+
+
+def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:
+    """git in the throwaway repository, whose objects are all ours."""
+    where = [f"--git-dir={git_dir}"] if git_dir is not None else []
+    command = ["git", *where, "-c", "core.quotePath=true", *arguments]
+    try:
+        result = subprocess.run(command, capture_output=True, check=False)
+    except FileNotFoundError as error:
+        raise RepoError("git not found on PATH") from error
+    if result.returncode != 0:
+        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RepoError(
+            f"git {arguments[0]} failed in the token history: {detail[-1] if detail else result.returncode}"
+        )
+    return result.stdout
