@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -104,7 +105,7 @@ def mirror(
         _probe(inbox, report, progress)
     if report.epochs == 0:
         raise MirrorError(_no_epochs(inbox))
-    _check_inbox(inbox, path)
+    _check_inbox(inbox, report)
     return report
 
 
@@ -112,7 +113,10 @@ def _probe(
     inbox: InboxUrl, report: MirrorReport, progress: EpochProgress | None
 ) -> None:
     """Epochs 0, 1, ... until one is missing; the URL form is the one epoch 0 has."""
-    forms: tuple[bool, ...] = (False, True)  # LIST/git/0.git (a plain directory served), LIST/0
+    forms: tuple[bool, ...] = (
+        False,
+        True,
+    )  # LIST/git/0.git (a plain directory served), LIST/0
     number = 0
     while True:
         for short in forms:
@@ -199,13 +203,22 @@ def _no_epochs(inbox: InboxUrl) -> str:
     )
 
 
-def _check_inbox(inbox: InboxUrl, path: Path) -> None:
-    epochs = public_inbox.find_epochs(path)
-    if epochs and not public_inbox.is_inbox(epochs, label=inbox.url):
-        raise MirrorError(
-            f"{inbox.url} is not a public-inbox: its epochs' commits hold no message "
-            f"('m' or 'd' file); the clones are kept in {path}"
-        )
+def _check_inbox(inbox: InboxUrl, report: MirrorReport) -> None:
+    epochs = public_inbox.find_epochs(report.path)
+    if not epochs or public_inbox.is_inbox(epochs, label=inbox.url):
+        return
+    if report.cloned == report.epochs:  # all cloned just now: nobody else's data
+        shutil.rmtree(report.path)
+    raise MirrorError(
+        f"{inbox.url} is not a public-inbox: its epochs' commits hold no message "
+        "('m' or 'd' file); give the URL of an inbox"
+    )
+
+
+def has_epochs(path: Path) -> bool:
+    """Whether a mirror holds at least one whole epoch (a failed run may have
+    cloned some before it stopped: the next run goes on from there)."""
+    return bool(public_inbox.find_epochs(path))
 
 
 # -- the registry ---------------------------------------------------------------------

@@ -84,10 +84,14 @@ def ingest(  # noqa: PLR0913 - ingest's options, plus where mirrors go
         done: dict[str, mirrors.MirrorReport] = {}
         for inbox in inboxes:
             path = mirrors.inbox_path(settings, inbox, mirror_dir)
-            done[inbox.url] = mirrors.mirror(inbox, path, progress=callbacks.epochs)
-            registry = mirrors.remember(
-                settings, registry, _entry(registry, inbox.url, path)
-            )
+            try:
+                done[inbox.url] = mirrors.mirror(inbox, path, progress=callbacks.epochs)
+            finally:
+                # Registered even when a clone failed part way: `e2g sync` (or
+                # this command again) clones the rest.
+                if mirrors.has_epochs(path):
+                    entry = _entry(registry, inbox.url, path)
+                    registry = mirrors.remember(settings, registry, entry)
         paths = [
             str(done[parse_inbox_url(item).url].path) if is_url(item) else item
             for item in items

@@ -39,7 +39,8 @@ SCHEMES = ("http", "https", "file")
 MANIFEST = "manifest.js.gz"
 # A per-inbox manifest is a few hundred bytes an epoch; this bounds a hostile one.
 MAX_MANIFEST = 16 << 20
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# "scheme://", or git's "transport::address" (ext::, fd::), which is refused.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)(?:://|::)")
 _HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
 _IPV6 = re.compile(r"[0-9a-f:.]{2,45}")
 _COMPONENT = re.compile(r"[A-Za-z0-9_~+@=,][A-Za-z0-9_~+@=,.-]{0,254}")
@@ -78,17 +79,19 @@ def is_url(text: str) -> bool:
 
 def parse_inbox_url(text: str) -> InboxUrl:
     """The inbox `text` names, or MirrorError saying what is wrong with it."""
+    prefix = _SCHEME.match(text)
+    if prefix is None or prefix[1].lower() not in SCHEMES:
+        named = f"scheme {prefix[1]!r}" if prefix else "no scheme"
+        raise MirrorError(
+            f"invalid URL {text!r}: {named}; give an http, https or file URL"
+        )
     if not text.isascii() or not text.isprintable() or " " in text:
         raise MirrorError(
             f"invalid URL {text!r}: spaces, control or non-ASCII characters "
-            "(percent-encode nothing; give the inbox's plain URL)"
+            "(give the inbox's plain URL)"
         )
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
-    if scheme not in SCHEMES:
-        raise MirrorError(
-            f"invalid URL {text}: scheme {parts.scheme!r} is not http, https or file"
-        )
     if parts.query or parts.fragment or "?" in text or "#" in text:
         raise MirrorError(f"invalid URL {text}: an inbox URL has no ?query or #anchor")
     host = _host(text, scheme, parts)
