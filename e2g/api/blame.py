@@ -82,7 +82,7 @@ def blame(  # noqa: PLR0913 - options are keyword-only
     False nothing is matched or stored (the read-only web): a commit without a
     stored answer is NOT_MATCHED."""
     repository = Repo.open(repo)
-    sha = repository.resolve(rev) if rev else None
+    sha = _revision(repository, rev)
     total = repository.file_lines(sha, path)
     if page is not None:
         lines = page_range(page, total, path=path)
@@ -106,13 +106,21 @@ def history(
     """Every commit that changed `lines` of `path` up to `rev`, newest first, each
     with its review: the review history of that piece of code."""
     repository = Repo.open(repo)
-    sha = repository.resolve(rev) if rev else None
+    sha = _revision(repository, rev)
     check_range(lines, repository.file_lines(sha, path), path=path)
     shas = repository.line_history(sha, path, lines=lines)
     commits = {commit.sha: commit for commit in repository.commits(shas, diffs=False)}
     infos = [commit_info(commits[sha]) for sha in shas if sha in commits]
     reviews = find_reviews(settings, repository, infos)
     return [reviews[info.sha] for info in infos]
+
+
+def _revision(repository: Repo, rev: str | None) -> str | None:
+    """The full sha to blame; None for the work tree. A bare repository has none:
+    HEAD, as git blame does there."""
+    if rev:
+        return repository.resolve(rev)
+    return repository.resolve("HEAD") if repository.bare else None
 
 
 def page_range(page: int, total: int, *, path: str) -> tuple[int, int] | None:

@@ -33,14 +33,16 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
 from e2g.errors import RepoError, UsageError
 from e2g.git.blame import BlameCommit, parse_blame
 from e2g.git.repo import FULL_SHA, Repo
+from e2g.model import Address
 from e2g.tokens.lex import Lexer
 
 FORMAT = 1  # of the state file and the view: another value rebuilds the cache
@@ -49,6 +51,8 @@ MAX_REVISIONS = 50_000  # of one file's history, renames included
 MAX_RENAMES = 64  # renames and copies followed back
 MAX_BLOB = 64 << 20  # a revision larger than this is taken as empty
 MAX_HISTORY_STEPS = 64  # of one token's history
+WINDOW = 100  # view lines blamed around a token whose origin is looked behind
+_MAX_RANGES = 1000
 LOCK_SECONDS = 600.0  # waiting for another e2g building the same file's history
 _NAME_UNSAFE = re.compile(r"[<>\n\x00]")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
@@ -61,12 +65,18 @@ class Revision:
     copy), and the file's blob there (None: the file is absent)."""
 
     sha: str
-    parents: list[str]
+    parents: list[str]  # keys of the parent revisions
     path: str
     author: str  # "Name <email> STAMP ZONE", as fast-import takes it
     committed: str  # "STAMP ZONE"
     subject: str
     blob: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The revision's name in the history: a commit can appear twice, with each
+        of two paths (a file renamed back to a name it had before)."""
+        return f"{self.sha}:{self.path}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +96,20 @@ class TokenBlame:
 
 @dataclass(slots=True)
 class _State:
-    commits: dict[str, str] = field(default_factory=dict)  # real sha -> view sha
+    commits: dict[str, str] = field(default_factory=dict)  # revision key -> view sha
 
     def reverse(self) -> dict[str, str]:
-        return {view: real for real, view in self.commits.items()}
+        """View sha -> the real commit's sha."""
+        return {view: key.partition(":")[0] for key, view in self.commits.items()}
+
+    def views_of(self, shas: Sequence[str]) -> list[str]:
+        """The view commits of real commits (one per path the file had there)."""
+        wanted = set(shas)
+        return [
+            view
+            for key, view in self.commits.items()
+            if key.partition(":")[0] in wanted
+        ]
 
 
 # -- the file's history -----------------------------------------------------------------
@@ -107,11 +127,11 @@ def file_history(repo: Repo, head: str, path: str) -> tuple[list[Revision], str 
         rev, name, child = todo.pop()  # child: the revision whose source this is
         segment = _segment(repo, rev, name)
         if child is None and segment:
-            tip = segment[0].sha
+            tip = segment[0].key
         if child is not None and segment:
-            revisions[child].parents.append(segment[0].sha)
+            revisions[child].parents.append(segment[0].key)
         for revision in segment:
-            revisions.setdefault(revision.sha, revision)
+            revisions.setdefault(revision.key, revision)
         if len(revisions) > MAX_REVISIONS:
             raise UsageError(
                 f"{path} has more than {MAX_REVISIONS:,} revisions: too long a "
@@ -119,13 +139,13 @@ def file_history(repo: Repo, head: str, path: str) -> tuple[list[Revision], str 
             )
         _read_blobs(repo, segment)
         for added in _added(segment, revisions):
-            if added.sha in followed:
+            if added.key in followed:
                 continue
-            followed.add(added.sha)
+            followed.add(added.key)
             source = _source(repo, added) if renames < MAX_RENAMES else None
             if source is not None:
                 renames += 1
-                todo.append((f"{added.sha}^1", source, added.sha))
+                todo.append((f"{added.sha}^1", source, added.key))
     return _parents_first(revisions), tip
 
 
@@ -158,7 +178,7 @@ def _segment(repo: Repo, rev: str, path: str) -> list[Revision]:
         found.append(
             Revision(
                 sha=shas[0],
-                parents=shas[1:],
+                parents=[f"{parent}:{path}" for parent in shas[1:]],
                 path=path,
                 author=f"{name} <{email}> {fields[3]}",
                 committed=fields[4],
@@ -320,7 +340,7 @@ class TokenHistory:
     def update(self, revisions: Sequence[Revision]) -> int:
         """Write the revisions not written before (parents first); how many."""
         todo = [
-            revision for revision in revisions if revision.sha not in self.state.commits
+            revision for revision in revisions if revision.key not in self.state.commits
         ]
         if not todo:
             return 0
@@ -344,17 +364,17 @@ class TokenHistory:
         temporary.replace(self._state_path)
 
     def blame(
-        self, head: str, *, ignore: Sequence[str] = (), contents: bytes | None = None
+        self, tip: str, *, ignore: Sequence[str] = (), contents: bytes | None = None
     ) -> TokenBlame:
-        """Each token of the view of `head` (or of `contents`, the work tree's view
-        on top of `head`): the commit that brought it."""
-        view_head = self.state.commits[head]
+        """Each token of the view of revision `tip` (a key, as file_history() names
+        it), or of `contents` (the work tree's view on top of it): the commit that
+        brought it. Commits in `ignore` are looked through."""
+        view_head = self.state.commits[tip]
         arguments = ["blame", "--porcelain", "-M"]
         arguments += [
             item
-            for sha in ignore
-            if sha in self.state.commits
-            for item in ("--ignore-rev", self.state.commits[sha])
+            for view in self.state.views_of(ignore)
+            for item in ("--ignore-rev", view)
         ]
         with tempfile.NamedTemporaryFile(dir=self._dir, suffix=".view") as scratch:
             if contents is not None:
@@ -371,19 +391,63 @@ class TokenHistory:
             output = _git(self._git_dir, [*arguments, "--", VIEW_PATH])
         found = parse_blame(output)
         real = self.state.reverse()
-        origins = tuple(
+        origins = [
             TokenOrigin(real.get(line.sha, line.sha), line.sha, line.original)
             for line in found.lines
-        )
+        ]
         commits = {real.get(commit.sha, commit.sha): commit for commit in found.commits}
-        return TokenBlame(origins=origins, commits=commits)
+        ignored = set(ignore) & set(commits)
+        if ignored:
+            self._look_through(origins, ignored)
+            commits.update(
+                self._commits_of(
+                    {o.view_sha for o in origins} - {c.sha for c in commits.values()}
+                )
+            )
+        return TokenBlame(origins=tuple(origins), commits=commits)
+
+    def _commits_of(self, view_shas: set[str]) -> dict[str, BlameCommit]:
+        """What blame would say of view commits it did not name (reached by looking
+        through ignored ones), by real sha."""
+        real = self.state.reverse()
+        wanted = sorted(sha for sha in view_shas if sha in real)
+        if not wanted:
+            return {}
+        output = _git(
+            self._git_dir,
+            [
+                "show",
+                "-s",
+                "--no-walk=unsorted",
+                "--format=%H%x00%s%x00%an%x00%ae%x00%aI%x00%cI",
+                *wanted,
+            ],
+        )
+        found: dict[str, BlameCommit] = {}
+        for line in output.decode("utf-8", "replace").splitlines():
+            fields = line.split("\x00")
+            if len(fields) == 6 and fields[0] in real:
+                found[real[fields[0]]] = BlameCommit(
+                    sha=fields[0],
+                    summary=fields[1],
+                    author=Address(fields[2], fields[3]),
+                    author_date=datetime.fromisoformat(fields[4]),
+                    commit_date=datetime.fromisoformat(fields[5]),
+                )
+        return found
 
     def replaced(self, origin: TokenOrigin) -> TokenOrigin | None:
-        """Where the token(s) that `origin`'s commit replaced to write this one came
+        """Where the token that `origin`'s commit replaced to write this one came
         from, following the token's place in the hunk; None when it replaced none."""
-        parents = _git(self._git_dir, ["rev-parse", f"{origin.view_sha}^@"]).split()
+        return self._replaced(origin.view_sha, [origin.line]).get(origin.line)
+
+    def _replaced(self, view_sha: str, lines: Sequence[int]) -> dict[int, TokenOrigin]:
+        """For lines of `view_sha`'s view that its commit wrote: the origin of the
+        token each replaced (the one at the same place in the hunk of the diff from
+        the first parent), for those that replaced one."""
+        parents = _git(self._git_dir, ["rev-parse", f"{view_sha}^@"]).split()
         if not parents:
-            return None
+            return {}
         parent = parents[0].decode("ascii")
         diff = _git(
             self._git_dir,
@@ -393,41 +457,85 @@ class TokenHistory:
                 "--no-color",
                 "--no-ext-diff",
                 parent,
-                origin.view_sha,
+                view_sha,
                 "--",
                 VIEW_PATH,
             ],
         )
-        for match in _HUNK.finditer(diff):
-            old_start, old_count = int(match[1]), int(match[2] or b"1")
-            new_start, new_count = int(match[3]), int(match[4] or b"1")
-            if not new_start <= origin.line < new_start + new_count:
-                continue
-            if old_count == 0:
-                return None
-            line = old_start + min(origin.line - new_start, old_count - 1)
-            found = parse_blame(
-                _git(
-                    self._git_dir,
-                    [
-                        "blame",
-                        "--porcelain",
-                        "-M",
-                        f"-L{line},{line}",
-                        parent,
-                        "--",
-                        VIEW_PATH,
-                    ],
+        hunks = [
+            (int(m[1]), int(m[2] or b"1"), int(m[3]), int(m[4] or b"1"))
+            for m in _HUNK.finditer(diff)
+        ]
+        mapped: dict[int, int] = {}  # line here -> line in the parent
+        for line in lines:
+            for old_start, old_count, new_start, new_count in hunks:
+                if new_start <= line < new_start + new_count and old_count:
+                    mapped[line] = old_start + min(line - new_start, old_count - 1)
+        found: dict[int, TokenOrigin] = {}
+        if not mapped:
+            return found
+        real = self.state.reverse()
+        blamed = parse_blame(
+            _git(
+                self._git_dir,
+                [
+                    "blame",
+                    "--porcelain",
+                    "-M",
+                    *_windows(mapped.values()),
+                    parent,
+                    "--",
+                    VIEW_PATH,
+                ],
+            )
+        )
+        by_line = {item.number: item for item in blamed.lines}
+        for line, old in mapped.items():
+            item = by_line.get(old)
+            if item is not None:
+                found[line] = TokenOrigin(
+                    real.get(item.sha, item.sha), item.sha, item.original
                 )
-            )
-            if not found.lines:
-                return None
-            first = found.lines[0]
-            real = self.state.reverse()
-            return TokenOrigin(
-                real.get(first.sha, first.sha), first.sha, first.original
-            )
-        return None
+        return found
+
+    def _look_through(self, origins: list[TokenOrigin], ignored: set[str]) -> None:
+        """Tokens still given to an ignored commit (git's --ignore-rev pairs lines by
+        their characters, which one-token lines such as `1` -> `2` often lack) go to
+        the origin of the token they replaced, by place in the hunk, as far back as
+        ignored commits go (bounded); a token an ignored commit only added stays."""
+        for _ in range(8):
+            todo: dict[str, list[int]] = {}
+            for index, origin in enumerate(origins):
+                if origin.sha in ignored:
+                    todo.setdefault(origin.view_sha, []).append(index)
+            if not todo:
+                return
+            changed = False
+            for view_sha, indexes in todo.items():
+                found = self._replaced(
+                    view_sha, [origins[index].line for index in indexes]
+                )
+                for index in indexes:
+                    better = found.get(origins[index].line)
+                    if better is not None:
+                        origins[index] = better
+                        changed = True
+            if not changed:
+                return
+
+
+def _windows(lines: Iterable[int], *, context: int = WINDOW) -> list[str]:
+    """`-L` ranges that cover `lines` with `context` lines around each, merged: git's
+    -M pairs a moved block only when it sees enough of it (20 letters and digits),
+    which one token alone never has."""
+    ranges: list[list[int]] = []
+    for line in sorted(set(lines)):
+        start, end = max(1, line - context), line + context
+        if ranges and start <= ranges[-1][1] + 1:
+            ranges[-1][1] = max(ranges[-1][1], end)
+        else:
+            ranges.append([start, end])
+    return [f"-L{start},{end}" for start, end in ranges[:_MAX_RANGES]]
 
 
 def _lock(path: Path, name: str) -> int:
@@ -520,7 +628,7 @@ def _write_revision(  # noqa: PLR0913 - the importer's running tables
             )
             views[revision.blob] = blob_mark
     mark = f":{2 * number + 1}"
-    marks_of[revision.sha] = mark
+    marks_of[revision.key] = mark
     message = f"{revision.subject}\n\n{revision.sha}\n".encode(
         "utf-8", "surrogateescape"
     )
@@ -549,7 +657,7 @@ def _write_revision(  # noqa: PLR0913 - the importer's running tables
 
 def _read_marks(marks: Path, todo: Sequence[Revision]) -> dict[str, str]:
     by_mark = {
-        f":{2 * number + 1}": revision.sha
+        f":{2 * number + 1}": revision.key
         for number, revision in enumerate(todo, start=1)
     }
     written: dict[str, str] = {}
