@@ -23,7 +23,7 @@ from e2g.api import mirrors
 from e2g.api.core import ingest as ingest_paths
 from e2g.archives.inbox_url import is_url, parse_inbox_url
 from e2g.config import Settings
-from e2g.errors import E2gError, MirrorError
+from e2g.errors import E2gError, MirrorError, UsageError
 
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
@@ -69,6 +69,8 @@ def ingest(  # noqa: PLR0913 - ingest's options, plus where mirrors go
     """`e2g ingest` of paths and inbox URLs: each URL is mirrored first (raising
     MirrorError naming it when it fails), then everything is ingested at once."""
     inboxes = [parse_inbox_url(item) for item in items if is_url(item)]
+    if mirror_dir is not None and not inboxes:
+        raise UsageError("--mirror-dir is where URLs are mirrored: give an inbox URL")
     if not inboxes:
         report = ingest_paths(
             settings,

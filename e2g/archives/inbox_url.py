@@ -39,6 +39,9 @@ SCHEMES = ("http", "https", "file")
 MANIFEST = "manifest.js.gz"
 # A per-inbox manifest is a few hundred bytes an epoch; this bounds a hostile one.
 MAX_MANIFEST = 16 << 20
+# LKML, the largest inbox, has 19 epochs: a manifest naming epoch 5000 is not to be
+# believed, nor made to cost thousands of clones.
+MAX_EPOCHS = 1000
 # "scheme://", or git's "transport::address" (ext::, fd::), which is refused.
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)(?:://|::)")
 _HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
@@ -156,7 +159,7 @@ def parse_manifest(data: bytes) -> dict[int, str | None]:
     epochs: dict[int, str | None] = {}
     for key, entry in manifest.items():
         match = _EPOCH_KEY.search(key) if isinstance(key, str) else None
-        if match is None:
+        if match is None or int(match[1]) >= MAX_EPOCHS:
             continue
         value = entry.get("fingerprint") if isinstance(entry, dict) else None
         fingerprint = value if isinstance(value, str) else None

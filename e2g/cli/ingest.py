@@ -106,7 +106,8 @@ def ingest(
     total = _plain_size(paths)
     with output.ProgressBar("ingest", enabled=not quiet, total=total) as bar:
         callbacks = api.Callbacks(
-            epochs=EpochPrinter(bar, quiet=quiet), ingest=ingest_progress(bar, total)
+            epochs=None if quiet else EpochPrinter(bar),
+            ingest=ingest_progress(bar, total),
         )
         report, mirrored = api.ingest(
             settings,

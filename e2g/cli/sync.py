@@ -29,14 +29,11 @@ class EpochPrinter:
     """Per-epoch lines on stderr (a clone or fetch starting and ending), and git's
     own progress in the progress bar on a terminal. Called from several threads."""
 
-    def __init__(self, bar: output.ProgressBar, *, quiet: bool) -> None:
+    def __init__(self, bar: output.ProgressBar) -> None:
         self._bar = bar
-        self._quiet = quiet
         self._lock = threading.Lock()
 
     def __call__(self, event: EpochEvent) -> None:
-        if self._quiet:
-            return
         with self._lock:
             where = f"{event.list_name}: epoch {event.epoch}"
             if event.action == "git":
@@ -140,7 +137,8 @@ def sync(
     quiet = options(ctx).quiet
     with output.ProgressBar("sync", enabled=not quiet) as bar:
         callbacks = Callbacks(
-            epochs=EpochPrinter(bar, quiet=quiet), ingest=ingest_progress(bar, None)
+            epochs=None if quiet else EpochPrinter(bar),
+            ingest=ingest_progress(bar, None),
         )
         report = run(options(ctx).settings(), workers=jobs, callbacks=callbacks)
     if as_json:

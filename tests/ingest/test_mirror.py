@@ -15,7 +15,7 @@ import pytest
 from e2g import config
 from e2g.api import sync as api
 from e2g.archives.inbox_url import parse_inbox_url, parse_manifest
-from e2g.errors import MirrorError
+from e2g.errors import MirrorError, UsageError
 from tests.conftest import git, store_rows
 from tests.ingest.inbox_server import Server, Site, closed_port
 
@@ -137,6 +137,7 @@ def test_manifest_epochs_and_fingerprints() -> None:
             "/frob/git/0.git": {"fingerprint": "a" * 40},
             "/frob/git/1.git": {"fingerprint": "not hex"},
             "/frob/git/x.git": {},
+            "/frob/git/5000.git": {"fingerprint": "b" * 40},  # beyond belief
             "/other": [],
         }
     ).encode()
@@ -231,6 +232,11 @@ def test_mirror_dir_reuses_epochs_another_tool_cloned(
     assert (mirrored[0].cloned, mirrored[0].unchanged, report.new) == (1, 1, 5)
     assert mirrored[0].path == grok / "frob"
     assert not (settings.data_dir / "mirrors" / f"127.0.0.1_{server.port}").exists()
+
+
+def test_mirror_dir_needs_a_url(settings: config.Settings, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--mirror-dir"):
+        api.ingest(settings, [str(tmp_path)], mirror_dir=tmp_path)
 
 
 def test_a_sync_goes_on_past_a_failing_inbox(
