@@ -2,7 +2,8 @@
 
 It wires the HTML pages (`web.pages`) and the JSON API (`web.rest`) to one read-only
 store, and owns the two things every response shares: the security headers (a strict
-Content-Security-Policy, nosniff, no referrer) and the error shape. Under /api/ every
+Content-Security-Policy, nosniff, no referrer; only the token page may run a script, and
+only ours from /static/) and the error shape. Under /api/ every
 4xx/5xx is `{"error": {"status", "code", "message"}}`; pages get the same facts as HTML.
 """
 
@@ -33,6 +34,10 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
+# The token page's panel is the one script: a static file of ours (/static/tokens.js),
+# no inline script, handler or style. Every other page keeps a policy with no scripts.
+SCRIPT_PAGES = ("/tokens/",)
+SCRIPT_CONTENT_SECURITY_POLICY = f"{CONTENT_SECURITY_POLICY}; script-src 'self'"
 SECURITY_HEADERS = (
     ("content-security-policy", CONTENT_SECURITY_POLICY),
     ("x-content-type-options", "nosniff"),
@@ -154,6 +159,8 @@ class SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 for name, value in SECURITY_HEADERS:
                     headers[name] = value
+                if str(scope.get("path", "")).startswith(SCRIPT_PAGES):
+                    headers["content-security-policy"] = SCRIPT_CONTENT_SECURITY_POLICY
             await send(message)
 
         try:
@@ -239,6 +246,7 @@ def create_app(
         templates=make_templates(settings),
         cache=ResultCache(cache_entries),
         stylesheet=(HERE / "static" / "style.css").read_bytes(),
+        script=(HERE / "static" / "tokens.js").read_bytes(),
     )
     app.add_middleware(SecurityHeaders)
     _install_errors(app)

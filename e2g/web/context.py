@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from e2g.api.blame import BlameResult, Review, Run
     from e2g.api.reverse import WayBack
     from e2g.api.review import CommitText, PostingReview
+    from e2g.api.tokens import Span, TokenResult
 
 CACHE_ENTRIES = 512
 STATS_SECONDS = 60  # stats read the whole repo: recompute at most once a minute
@@ -59,6 +60,12 @@ class Linking(Protocol):
     def review_cell(self, review: Review) -> str: ...
 
     def blame_json(self, run: Run) -> dict[str, Any]: ...
+
+    def tokens(
+        self, settings: Settings, path: str, rev: str, *, repo: Path, page: int | None
+    ) -> TokenResult: ...
+
+    def token_span_json(self, span: Span, review: Review) -> dict[str, Any]: ...
 
 
 class ApiLinking:
@@ -107,6 +114,17 @@ class ApiLinking:
 
     def blame_json(self, run: Run) -> dict[str, Any]:
         return e2g.render.blame_json(run)
+
+    def tokens(
+        self, settings: Settings, path: str, rev: str, *, repo: Path, page: int | None
+    ) -> TokenResult:
+        """Token blame, read-only as line blame: nothing is matched or stored."""
+        from e2g.api.tokens import token_blame
+
+        return token_blame(settings, path, rev, repo=repo, page=page, match=False)
+
+    def token_span_json(self, span: Span, review: Review) -> dict[str, Any]:
+        return e2g.render.token_span_json(span, review)
 
 
 def store_signature(settings: Settings) -> tuple[int, ...]:
@@ -163,6 +181,7 @@ class WebContext:
     templates: jinja2.Environment
     cache: ResultCache
     stylesheet: bytes
+    script: bytes  # static/tokens.js, the one script: the token page's panel
 
     def cached(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
         signature = store_signature(self.settings)
@@ -235,6 +254,23 @@ def blame_result(
         return compute()
     found = context.cached(("blame", rev, path, page), compute)
     assert isinstance(found, BlameResult)
+    return found
+
+
+def token_result(
+    context: WebContext, links: Linking, path: str, rev: str, page: int | None
+) -> TokenResult:
+    """`token_blame(path, rev)` page `page` (None: the whole file), cached by full
+    sha while the store is unchanged."""
+    from e2g.api.tokens import TokenResult
+
+    def compute() -> TokenResult:
+        return links.tokens(context.settings, path, rev, repo=context.repo, page=page)
+
+    if not is_full_sha(rev):
+        return compute()
+    found = context.cached(("tokens", rev, path, page), compute)
+    assert isinstance(found, TokenResult)
     return found
 
 

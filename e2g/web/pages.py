@@ -1,7 +1,9 @@
-"""The HTML pages: front page and box, commit, thread, raw download, search, stats.
+"""The HTML pages: front page and box, commit, thread, raw download, search, stats,
+line and token blame.
 
 Each handler checks its inputs (bounded, validated), calls one `e2g.api` function and
-renders one autoescaped template. No JavaScript anywhere: forms are GET forms.
+renders one autoescaped template. Forms are GET forms; the one script is the token
+page's panel (static/tokens.js), and that page reads without it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from e2g.web.context import (
     link_result,
     linking,
     stats_result,
+    token_result,
     web_context,
 )
 from e2g.web.render import (
@@ -38,6 +41,7 @@ from e2g.web.render import (
     message_path,
     route_box,
 )
+from e2g.web.token_view import ColourBy, token_view
 
 router = APIRouter(include_in_schema=False)
 
@@ -61,6 +65,16 @@ def stylesheet(context: Context) -> Response:
     return Response(
         context.stylesheet,
         media_type="text/css",
+        headers={"cache-control": "public, max-age=3600"},
+    )
+
+
+@router.get("/static/tokens.js")
+def token_script(context: Context) -> Response:
+    # Served from memory, as the stylesheet.
+    return Response(
+        context.script,
+        media_type="text/javascript",
         headers={"cache-control": "public, max-age=3600"},
     )
 
@@ -167,6 +181,33 @@ def blame_page(
         page=page,
         pages=max(1, -(-result.total // PAGE_LINES)),
         cell=links.review_cell,
+        box_value=rev,
+    )
+
+
+@router.get("/tokens/{rev}/{path:path}")
+def tokens_page(  # noqa: PLR0913 - FastAPI parameters
+    rev: str,
+    path: str,
+    context: Context,
+    links: Links,
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    by: ColourBy = "commit",
+) -> HTMLResponse:
+    """The file at `rev`, each token coloured by the commit that wrote it (or its
+    author, or its age), with a legend; a click on a token opens its review."""
+    from e2g.api.blame import PAGE_LINES
+
+    result = token_result(context, links, check_path(path), check_rev(rev), page)
+    return render(
+        context,
+        "tokens.html",
+        result=result,
+        view=token_view(result, by=by, cell=links.review_cell),
+        rev=rev,
+        page=page,
+        pages=max(1, -(-result.total // PAGE_LINES)),
+        by=by,
         box_value=rev,
     )
 

@@ -34,6 +34,7 @@ from e2g.web.context import (
     link_result,
     linking,
     stats_result,
+    token_result,
     web_context,
 )
 from e2g.web.render import check_message_id, check_path, check_rev
@@ -94,6 +95,27 @@ def blame(
     """The whole file, or page `page` (1,000 lines each, as the blame page)."""
     result = blame_result(context, links, check_path(path), check_rev(rev), page)
     return JSONResponse([links.blame_json(run) for run in result.runs])
+
+
+@router.get(
+    "/tokens/{rev}/{path:path}",
+    summary="Each span of a file's tokens with the postings of the commit that wrote it "
+    "(e2g blame --tokens --json)",
+)
+def tokens(
+    rev: str,
+    path: str,
+    context: Context,
+    links: Links,
+    page: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+) -> JSONResponse:
+    """The whole file, or page `page` (1,000 lines each, as the token page). A span is
+    consecutive tokens of one line from one commit; `line` and `column` count from 1,
+    `column` in characters."""
+    result = token_result(context, links, check_path(path), check_rev(rev), page)
+    return JSONResponse(
+        [links.token_span_json(span, result.reviews[span.sha]) for span in result.spans]
+    )
 
 
 @router.get(
