@@ -113,10 +113,8 @@ def _probe(
     inbox: InboxUrl, report: MirrorReport, progress: EpochProgress | None
 ) -> None:
     """Epochs 0, 1, ... until one is missing; the URL form is the one epoch 0 has."""
-    forms: tuple[bool, ...] = (
-        False,
-        True,
-    )  # LIST/git/0.git (a plain directory served), LIST/0
+    # LIST/git/0.git (a plain directory served, or public-inbox), then LIST/0
+    forms: tuple[bool, ...] = (False, True)
     number = 0
     while True:
         for short in forms:
@@ -131,7 +129,7 @@ def _probe(
         number += 1
 
 
-def _update(  # noqa: PLR0913 - one epoch's facts, named
+def _update(
     report: MirrorReport,
     number: int,
     url: str,
@@ -155,6 +153,9 @@ def _update(  # noqa: PLR0913 - one epoch's facts, named
     elif _level(git_dir, fingerprint, refs):
         report.unchanged += 1
         say("up to date")
+        if fingerprint is not None:  # the local one, just compared equal
+            report.fingerprints[name] = fingerprint
+            return
     else:
         say("fetch", url)
         git.fetch(url, git_dir, scheme=scheme, progress=_git_lines(say, progress))

@@ -56,7 +56,7 @@ class Callbacks:
     ingest: ProgressCallback | None = None
 
 
-def ingest(  # noqa: PLR0913 - ingest's options, plus where mirrors go
+def ingest(
     settings: Settings,
     items: Sequence[str],
     *,
@@ -153,10 +153,12 @@ def sync(
             result.inboxes = list(
                 pool.map(lambda entry: _mirror_one(entry, callbacks), registry)
             )
+        # A store deleted since (to start afresh) has ingested nothing.
+        fresh = not settings.store_path.exists()
         changed = [
             report
             for report, entry in zip(result.inboxes, registry, strict=True)
-            if report.error is None and report.fingerprints != entry.ingested
+            if report.error is None and (fresh or report.fingerprints != entry.ingested)
         ]
         if changed:
             result.ingest = ingest_paths(

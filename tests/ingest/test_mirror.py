@@ -234,6 +234,23 @@ def test_mirror_dir_reuses_epochs_another_tool_cloned(
     assert not (settings.data_dir / "mirrors" / f"127.0.0.1_{server.port}").exists()
 
 
+def test_file_url_and_a_sync_after_the_store_was_deleted(
+    site: Site, settings: config.Settings
+) -> None:
+    url = f"file://{site.root}/frob/"
+    report, mirrored = api.ingest(settings, [url])
+    assert (report.new, mirrored[0].cloned, mirrored[0].path.parent.name) == (
+        5,
+        2,
+        "file",
+    )
+    again, _ = api.ingest(settings, [url])
+    assert again.messages == 0  # a mirror ingested before: new commits only
+    settings.store_path.unlink()
+    synced = api.sync(settings)
+    assert synced.ingest is not None and synced.ingest.new == 5
+
+
 def test_mirror_dir_needs_a_url(settings: config.Settings, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--mirror-dir"):
         api.ingest(settings, [str(tmp_path)], mirror_dir=tmp_path)
