@@ -19,7 +19,7 @@ from pathlib import Path
 
 from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
-from e2g.errors import UsageError
+from e2g.errors import E2gError, NotMatched, UsageError
 from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
@@ -245,6 +245,61 @@ def match_commits(settings: Settings, shas: Sequence[str], *, repo: Path) -> int
         redo=True,
     )
     return summary.matched
+
+
+# `match_head`: the newest commits answered before, any of which bounds the walk of
+# HEAD; and how far back unmatched commits are tried again when new mail came (new
+# mail is the recent days' mail; the matcher takes a posting up to 60 days late).
+KNOWN_TIPS = 20
+RETRY_DAYS = 90
+RETRY_LIMIT = 2000
+
+
+def match_head(settings: Settings, repo: Path, *, jobs: int = 0) -> MatchSummary:
+    """`e2g sync`'s match of a repository matched before: HEAD's commits that no
+    commit answered before reaches (a repository matched from v6.1 on is not walked
+    back to its root), and its recent unmatched commits where new mail came since
+    (those with no mail since are skipped as done, as `match` skips them)."""
+    started = time.monotonic()
+    repository = Repo.open(repo)
+    key = repo_key(repository)
+    with open_store(settings) as store:
+        newest = store.recent_commits([key], limit=KNOWN_TIPS)
+        unmatched = store.recent_commits([key], limit=RETRY_LIMIT, status="no-match")
+    tips = [sha for sha, *_ in newest if _exists(repository, sha)]
+    if not tips:
+        raise NotMatched(
+            f"none of the commits matched in {key} is there any more (rewritten "
+            "history?): run `e2g match` there once"
+        )
+    dated, merges = repository.dated_rev_list(["HEAD", *(f"^{sha}" for sha in tips)])
+    horizon = time.time() - RETRY_DAYS * 86_400
+    walked = {sha for sha, _ in dated}
+    again = [
+        sha
+        for sha, _, _, date, _, _ in unmatched
+        if date is not None and date >= horizon and sha not in walked
+    ]
+    try:
+        retried, _ = repository.dated_commits(again)
+    except E2gError:  # one of them is gone (rewritten history): new commits only
+        retried = []
+    return _match_dated(
+        settings,
+        repository,
+        [*retried, *dated],
+        MatchSummary(merges=merges),
+        started=started,
+        jobs=jobs,
+    )
+
+
+def _exists(repository: Repo, sha: str) -> bool:
+    try:
+        repository.resolve(sha)
+    except E2gError:
+        return False
+    return True
 
 
 def stored_results(

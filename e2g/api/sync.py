@@ -187,10 +187,10 @@ def _mirror_one(entry: mirrors.Mirrored, callbacks: Callbacks) -> mirrors.Mirror
 
 
 def _match_known(settings: Settings, result: SyncReport, *, workers: int) -> None:
-    """`e2g match` (HEAD) in every repository the store holds answers for: its new
-    commits, and its unmatched ones again when new mail came (match decides)."""
+    """Match every repository the store holds answers for: HEAD's new commits, and
+    the recent unmatched ones again when new mail came (api.link.match_head)."""
     from e2g.api.core import open_store
-    from e2g.api.link import match
+    from e2g.api.link import match_head
 
     if not settings.store_path.exists():
         return
@@ -201,6 +201,6 @@ def _match_known(settings: Settings, result: SyncReport, *, workers: int) -> Non
             result.repos_skipped.append((repo, "the directory is gone"))
             continue
         try:
-            result.matches.append(match(settings, [], repo=Path(repo), jobs=workers))
+            result.matches.append(match_head(settings, Path(repo), jobs=workers))
         except E2gError as error:
             result.repos_skipped.append((repo, str(error)))

@@ -251,6 +251,42 @@ def test_file_url_and_a_sync_after_the_store_was_deleted(
     assert synced.ingest is not None and synced.ingest.new == 5
 
 
+def _commit(repo: Path, text: str) -> None:
+    (repo / "a.c").write_text(text)
+    git(repo, "add", "a.c")
+    git(
+        repo,
+        "-c",
+        "user.name=A",
+        "-c",
+        "user.email=a@example.org",
+        "commit",
+        "-q",
+        "-m",
+        text,
+    )
+
+
+def test_sync_matches_new_commits_only_not_the_history_before_the_range(
+    site: Site, settings: config.Settings, tmp_path: Path
+) -> None:
+    from e2g.api.link import match
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    for number in range(3):
+        _commit(repo, f"int a{number};\n")
+    api.ingest(settings, [f"file://{site.root}/frob/"])
+    first = match(settings, ["HEAD~1..HEAD"], repo=repo, jobs=1)
+    assert first.commits == 1
+    _commit(repo, "int a3;\n")
+    synced = api.sync(settings, workers=1)
+    (summary,) = synced.matches
+    # The new commit; the one matched before is done (no new mail); the two older
+    # commits, never asked for, are not walked.
+    assert (summary.commits, summary.skipped) == (1, 1)
+
+
 def test_mirror_dir_needs_a_url(settings: config.Settings, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--mirror-dir"):
         api.ingest(settings, [str(tmp_path)], mirror_dir=tmp_path)
