@@ -129,7 +129,8 @@ def sync(
     """Fetch every inbox ingested from a URL, ingest what is new, match known repos.
 
     Run it daily (cron, a systemd timer): with nothing new it costs one check per
-    epoch. Repositories are matched at their HEAD."""
+    epoch. A repository gets its commits new on HEAD matched, and its recent
+    unmatched ones again when new mail came."""
     from e2g.api.sync import Callbacks
     from e2g.api.sync import sync as run
     from e2g.cli.ingest import check_complete, ingest_progress
