@@ -14,6 +14,7 @@ import pytest
 
 from e2g import config
 from e2g.api import sync as api
+from e2g.api.mirrors import EpochEvent
 from e2g.archives.inbox_url import parse_inbox_url, parse_manifest
 from e2g.errors import MirrorError, UsageError
 from tests.conftest import git, store_rows
@@ -203,13 +204,22 @@ def test_dumb_http_without_a_manifest_probes_epochs(
         assert synced.ingest is not None and synced.ingest.new == 2
 
 
-def test_an_epoch_url_and_public_inbox_short_form(
+def test_an_epoch_url_and_progress_per_epoch(
     site: Site, settings: config.Settings
 ) -> None:
+    events: list[EpochEvent] = []
     with Server(site) as server:
-        report, mirrored = api.ingest(settings, [f"{server.url}/frob/0"])
+        report, mirrored = api.ingest(
+            settings,
+            [f"{server.url}/frob/0"],
+            callbacks=api.Callbacks(epochs=events.append),
+        )
         assert mirrored[0].url == f"{server.url}/frob/"
         assert report.new == 5
+    said = [(event.epoch, event.action) for event in events if event.action != "git"]
+    assert said == [(0, "clone"), (0, "cloned"), (1, "clone"), (1, "cloned")]
+    # git's own progress, line by line (CR-separated updates split apart)
+    assert any(event.action == "git" and "objects" in event.detail for event in events)
 
 
 def test_mirror_dir_reuses_epochs_another_tool_cloned(
