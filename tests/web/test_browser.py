@@ -1,7 +1,8 @@
 """A real browser against a real server: headless Chromium (Debian's, never a download)
 pastes the sample's demo commit into the box, lands on its page, follows a posting into
-the thread, and saves screenshots (desktop and phone) under the test's tmp dir; and from
-a blame page, clicks a run's commit, follows its posting and sees the applied banner."""
+the thread, and saves screenshots (desktop and phone) under the test's tmp dir; from
+a blame page, clicks a run's commit, follows its posting and sees the applied banner;
+and on a token page, clicks a token and reads its commit's review in the panel."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from e2g import config
 from e2g.api import core as api
 from e2g.api.link import match
 from e2g.web.app import create_app
-from tests.conftest import sample_repo
+from tests.conftest import sample_repo, sample_store
 
 pytestmark = pytest.mark.browser
 
@@ -62,9 +63,14 @@ def sample(
 
 @pytest.fixture(scope="module")
 def server(sample: tuple[config.Settings, Path, str]) -> Iterator[str]:
+    settings, repo, _ = sample
+    yield from serve(settings, repo)
+
+
+def serve(settings: config.Settings, repo: Path) -> Iterator[str]:
+    """A uvicorn server of the app on a free port, in a thread, until closed."""
     import uvicorn
 
-    settings, repo, _ = sample
     port = free_port()
     app = create_app(settings, repo=repo)
     uvicorn_server = uvicorn.Server(
@@ -205,3 +211,76 @@ def test_blame_run_to_commit_to_applied_banner(server: str, sample, tmp_path: Pa
         finally:
             browser.close()
     assert (tmp_path / "blame-desktop.png").stat().st_size > 5_000
+
+
+# c225ab88 changed one token of drivers/frob/frob.c line 23 (`>` to `>=`); its patch
+# was posted to the pipermail archive, so this store holds every archive of the sample.
+READ_EOF = "c225ab8883d0fea03bae28921832d64daf4bdde4"
+READ_EOF_SUBJECT = "frob: fix off-by-one in frob_read()"
+READ_EOF_POSTING = "45EBD43C.9020502@example.com"
+
+
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not (SAMPLE / "sample-repo.bundle").exists():
+        pytest.skip("sample-mbox/sample-repo.bundle is not there yet")
+    settings, repo = sample_store(tmp_path_factory.mktemp("tokens"))
+    match(settings, ["HEAD"], repo=repo, jobs=1)  # token pages read the stored links
+    yield from serve(settings, repo)
+
+
+def test_token_click_opens_its_commit_and_review(token_server: str, tmp_path: Path):
+    """Token blame finds the commit that changed one operator of a line another
+    commit wrote; a click on it (or Enter) opens that commit's review in the panel."""
+    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
+        pytest.skip("chromium is not installed at /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    problems: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on(
+                "console",
+                lambda message: (
+                    problems.append(message.text) if message.type == "error" else None
+                ),
+            )
+            page.goto(token_server + "/tokens/HEAD/drivers/frob/frob.c")
+            token = page.locator(f'#L23 .t[data-commit="{READ_EOF}"]')
+            assert token.count() == 1
+            assert token.inner_text() == ">="
+            assert READ_EOF_SUBJECT in (token.get_attribute("title") or "")
+            # the rest of the line is an older commit's
+            older = page.locator("#L23 .t").first
+            assert older.get_attribute("data-commit") != READ_EOF
+            panel = page.locator("#token-panel")
+            assert panel.is_hidden()
+            token.click()
+            panel.wait_for(state="visible")
+            text = panel.inner_text()
+            assert READ_EOF in text and READ_EOF_SUBJECT in text, text
+            assert "Linh Tran" in text, text
+            thread = panel.locator(
+                f'a.thread-link[href="/thread/{READ_EOF_POSTING}#focus"]'
+            )
+            assert thread.count() == 1, text
+            assert panel.locator(f'a[href="/commit/{READ_EOF}"]').count() >= 1
+            page.screenshot(path=str(tmp_path / "tokens-desktop.png"), full_page=True)
+            page.keyboard.press("Escape")
+            panel.wait_for(state="hidden")
+            older.focus()
+            page.keyboard.press("Enter")
+            panel.wait_for(state="visible")
+            assert READ_EOF_SUBJECT not in panel.inner_text()
+            token.click()
+            assert READ_EOF_SUBJECT in panel.inner_text()
+            thread.click()
+            page.wait_for_url("**/thread/**")
+            assert page.locator("article.focus").count() == 1
+        finally:
+            browser.close()
+    assert not problems, problems
+    assert (tmp_path / "tokens-desktop.png").stat().st_size > 5_000
