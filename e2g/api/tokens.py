@@ -47,7 +47,7 @@ from e2g.tokens.lex import Lexer, Token, lexer_for
 
 CACHE_BYTES = 1 << 30  # the data dir's token caches, all files together
 RESULTS_PER_FILE = 32  # answers kept per file (revisions blamed)
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +107,9 @@ def token_blame(  # noqa: PLR0913 - options are keyword-only
         lines = page_range(page, total, path=path)
     check_range(lines, total, path=path)
     lexer = lexer_for(path)
-    tokens = lexer.tokens(text)
-    blamed = _blame(settings, repository, path, sha, lexer, contents=contents)
+    tokens, blamed = token_origins(
+        settings, repository, path, sha, lexer, text=text, contents=contents
+    )
     if len(blamed.origins) != len(tokens):
         raise UsageError(
             f"token blame of {path} lost its tokens: {len(tokens)} lexed, {len(blamed.origins)} blamed"
@@ -205,35 +206,79 @@ def _revision(repository: Repo, rev: str | None, path: str) -> tuple[str, str | 
     return sha, None
 
 
-def _blame(
+def token_origins(  # noqa: PLR0913 - options are keyword-only
     settings: Settings,
     repository: Repo,
     path: str,
     sha: str,
     lexer: Lexer,
     *,
+    text: str,
     contents: str | None,
-) -> TokenBlame:
+) -> tuple[list[Token], TokenBlame]:
+    """The file's tokens and their origins: the cached answer, or a new one (the
+    throwaway history brought up to date, then blamed) which is cached."""
     directory = _directory(settings, repository, path, lexer)
     ignore = repository.ignored_revs()
-    view = (
-        lexer.view(contents).encode("utf-8", "surrogateescape")
-        if contents is not None
-        else None
-    )
-    key = _result_key(sha, ignore, view)
+    key = _result_key(sha, ignore, contents)
     found = _read_result(directory, key)
     if found is not None:
         return found
+    tokens = lexer.tokens(text)
     revisions, tip = file_history(repository, sha, path)
     if tip is None:
         raise NotFound(f"no commit up to {sha[:12]} has {path}")
+    view = (
+        None
+        if contents is None
+        else lexer.view(contents).encode("utf-8", "surrogateescape")
+    )
     with TokenHistory(repository, path, lexer, directory) as history:
         history.update(revisions)
         blamed = history.blame(tip, ignore=ignore, contents=view)
-        _write_result(directory, key, blamed)
+    blamed = _through_merges(
+        repository, None if contents is not None else sha, path, tokens, blamed
+    )
+    with TokenHistory(repository, path, lexer, directory):  # the directory's lock
+        _write_result(directory, key, tokens, blamed)
     _prune(settings.data_dir / "tokens", keep=directory)
-    return blamed
+    return tokens, blamed
+
+
+def _through_merges(
+    repository: Repo,
+    sha: str | None,
+    path: str,
+    tokens: Sequence[Token],
+    blamed: TokenBlame,
+) -> TokenBlame:
+    """Tokens given to a merge take the commit line blame gives their line.
+
+    A merge rarely writes code of its own, but one whose parents ordered the same
+    code differently (one side moved functions, the other edited them) leaves a
+    token view that neither parent's diff pairs with it: git's -M looks for a moved
+    block by diffing it against the whole parent, and on one-token lines the
+    punctuation and keywords pair with anything. Lines are distinct enough that
+    line blame sees through such merges (git.git's diff.c: 1,231 tokens given to
+    one such merge by the view, one line by line blame)."""
+    at_merges = [
+        index
+        for index, origin in enumerate(blamed.origins)
+        if origin.sha in blamed.merges
+    ]
+    if not at_merges:
+        return blamed
+    lines = [tokens[index].line for index in at_merges]
+    found = repository.blame(sha, path, lines=(min(lines), max(lines)))
+    by_line = {line.number: line for line in found.lines}
+    commits = dict(blamed.commits)
+    commits.update({commit.sha: commit for commit in found.commits})
+    origins = list(blamed.origins)
+    for index in at_merges:
+        line = by_line.get(tokens[index].line)
+        if line is not None:
+            origins[index] = TokenOrigin(line.sha, "", line.original)
+    return TokenBlame(origins=tuple(origins), commits=commits, merges=blamed.merges)
 
 
 def _directory(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
@@ -243,19 +288,22 @@ def _directory(settings: Settings, repository: Repo, path: str, lexer: Lexer) ->
 # -- the answers' cache -------------------------------------------------------------------
 
 
-def _result_key(sha: str, ignore: Sequence[str], view: bytes | None) -> str:
+def _result_key(sha: str, ignore: Sequence[str], contents: str | None) -> str:
     digest = hashlib.sha256()
     for part in (str(RESULT_FORMAT), sha, *ignore):
         digest.update(part.encode("ascii") + b"\0")
-    if view is not None:
-        digest.update(view)
+    if contents is not None:
+        digest.update(contents.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:32]
 
 
-def _read_result(directory: Path, key: str) -> TokenBlame | None:
+def _read_result(directory: Path, key: str) -> tuple[list[Token], TokenBlame] | None:
+    """A cached answer: the tokens (lexing a large file again costs more than
+    reading them) and their origins; None when there is none or it is damaged."""
     path = directory / "results" / f"{key}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        tokens = [Token(line, column, text) for line, column, text in data["tokens"]]
         shas: list[str] = data["shas"]
         origins = tuple(
             TokenOrigin(shas[index], data["views"][index], line)
@@ -266,16 +314,24 @@ def _read_result(directory: Path, key: str) -> TokenBlame | None:
         }
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
+    if len(tokens) != len(origins):
+        return None
     with contextlib.suppress(OSError):
         os.utime(directory / "results")  # recently used: pruned last
-    return TokenBlame(origins=origins, commits=commits)
+    return tokens, TokenBlame(origins=origins, commits=commits)
 
 
-def _write_result(directory: Path, key: str, blamed: TokenBlame) -> None:
+def _write_result(
+    directory: Path, key: str, tokens: Sequence[Token], blamed: TokenBlame
+) -> None:
     shas = list(dict.fromkeys(origin.sha for origin in blamed.origins))
     index = {sha: number for number, sha in enumerate(shas)}
-    views = {origin.sha: origin.view_sha for origin in blamed.origins}
+    views: dict[str, str] = {}
+    for origin in blamed.origins:
+        if origin.view_sha or origin.sha not in views:
+            views[origin.sha] = origin.view_sha
     data = {
+        "tokens": [[token.line, token.column, token.text] for token in tokens],
         "shas": shas,
         "views": [views[sha] for sha in shas],
         "origins": [[index[origin.sha], origin.line] for origin in blamed.origins],

@@ -92,6 +92,7 @@ class TokenOrigin:
 class TokenBlame:
     origins: tuple[TokenOrigin, ...]  # one per token of the blamed revision
     commits: dict[str, BlameCommit]  # by real sha
+    merges: frozenset[str] = frozenset()  # the real shas among them that are merges
 
 
 @dataclass(slots=True)
@@ -404,7 +405,22 @@ class TokenHistory:
                     {o.view_sha for o in origins} - {c.sha for c in commits.values()}
                 )
             )
-        return TokenBlame(origins=tuple(origins), commits=commits)
+        merges = self._merges({origin.view_sha for origin in origins})
+        return TokenBlame(origins=tuple(origins), commits=commits, merges=merges)
+
+    def _merges(self, view_shas: set[str]) -> frozenset[str]:
+        """The real shas of the view commits among `view_shas` that are merges."""
+        real = self.state.reverse()
+        wanted = sorted(sha for sha in view_shas if sha in real)
+        if not wanted:
+            return frozenset()
+        output = _git(
+            self._git_dir,
+            ["rev-list", "--no-walk=unsorted", "--min-parents=2", *wanted],
+        )
+        return frozenset(
+            real[sha] for sha in output.decode("ascii").split() if sha in real
+        )
 
     def _commits_of(self, view_shas: set[str]) -> dict[str, BlameCommit]:
         """What blame would say of view commits it did not name (reached by looking
@@ -445,6 +461,8 @@ class TokenHistory:
         """For lines of `view_sha`'s view that its commit wrote: the origin of the
         token each replaced (the one at the same place in the hunk of the diff from
         the first parent), for those that replaced one."""
+        if not FULL_SHA.fullmatch(view_sha):
+            return {}  # an origin line blame gave: no view commit behind it
         parents = _git(self._git_dir, ["rev-parse", f"{view_sha}^@"]).split()
         if not parents:
             return {}
