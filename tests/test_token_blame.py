@@ -493,3 +493,42 @@ def test_command_line_location_gives_a_token_history(sample) -> None:
         settings, repo, "blame", "--tokens", "drivers/frob/frob.c", "--column", "3"
     )
     assert bad.returncode == 2 and "needs -L" in bad.stderr
+
+
+def test_code_moved_in_from_another_file_keeps_its_commit(tmp_path: Path) -> None:
+    """The view follows one file; code moved in from another file in the same commit
+    (git's builtin/apply.c -> apply.c) keeps its commit through line blame's -C: a
+    token is never newer than the commit line blame gives its line."""
+    from e2g.api.tokens import token_origins
+
+    history = History(tmp_path / "repo")
+    # Each side of the edited line has the 40 letters and digits git's -C asks of a copy.
+    function = (
+        "static int frobnicate_the_device(int requested_level)\n{\n"
+        "\tint limit = requested_level * 16;\n"
+        "\treturn limit + requested_level + default_offset_value;\n}\n"
+    )
+    first = history.commit(
+        "first",
+        {"a.c": "int keep_a(void);\n\n" + function, "b.c": "int keep_b(void);\n"},
+    )
+    moved = function.replace("level * 16", "level * 32")
+    move = history.commit(
+        "move", {"a.c": "int keep_a(void);\n", "b.c": "int keep_b(void);\n\n" + moved}
+    )
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    repo = Repo.open(history.root)
+    text = repo.file_text(move, "b.c")
+    tokens, blamed = token_origins(
+        settings, repo, "b.c", move, lexer_for("b.c"), text=text, contents=None
+    )
+    origin = {
+        (token.line, token.text): found.sha
+        for token, found in zip(tokens, blamed.origins, strict=True)
+    }
+    assert (
+        origin[(3, "frobnicate_the_device")] == origin[(3, "requested_level")] == first
+    )
+    assert origin[(6, "limit")] == origin[(6, "default_offset_value")] == first
+    assert origin[(5, "32")] == move
+    assert origin[(1, "keep_b")] == first

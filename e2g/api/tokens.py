@@ -25,6 +25,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +33,7 @@ from pathlib import Path
 from e2g.api.blame import Review, check_range, find_reviews, page_range
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
-from e2g.git.blame import BlameCommit
+from e2g.git.blame import Blame, BlameCommit
 from e2g.git.repo import UNCOMMITTED, Repo
 from e2g.git.tokenview import (
     TokenBlame,
@@ -224,60 +225,65 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     found = _read_result(directory, key)
     if found is not None:
         return found
-    tokens = lexer.tokens(text)
-    revisions, tip = file_history(repository, sha, path)
-    if tip is None:
-        raise NotFound(f"no commit up to {sha[:12]} has {path}")
-    view = (
-        None
-        if contents is None
-        else lexer.view(contents).encode("utf-8", "surrogateescape")
-    )
-    with TokenHistory(repository, path, lexer, directory) as history:
-        history.update(revisions)
-        blamed = history.blame(tip, ignore=ignore, contents=view)
-    blamed = _through_merges(
-        repository, None if contents is not None else sha, path, tokens, blamed
-    )
+    # Line blame runs beside the view's work (a thread waiting on its own git):
+    # on 2 cores the cold answer costs the view's time, not the sum.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lines = pool.submit(
+            repository.blame, None if contents is not None else sha, path
+        )
+        tokens = lexer.tokens(text)
+        revisions, tip = file_history(repository, sha, path)
+        if tip is None:
+            raise NotFound(f"no commit up to {sha[:12]} has {path}")
+        view = (
+            None
+            if contents is None
+            else lexer.view(contents).encode("utf-8", "surrogateescape")
+        )
+        with TokenHistory(repository, path, lexer, directory) as history:
+            history.update(revisions)
+            blamed = history.blame(tip, ignore=ignore, contents=view)
+        blamed = _not_newer_than_lines(tokens, blamed, lines.result())
     with TokenHistory(repository, path, lexer, directory):  # the directory's lock
         _write_result(directory, key, tokens, blamed)
     _prune(settings.data_dir / "tokens", keep=directory)
     return tokens, blamed
 
 
-def _through_merges(
-    repository: Repo,
-    sha: str | None,
-    path: str,
-    tokens: Sequence[Token],
-    blamed: TokenBlame,
+def _not_newer_than_lines(
+    tokens: Sequence[Token], blamed: TokenBlame, lines: Blame
 ) -> TokenBlame:
-    """Tokens given to a merge take the commit line blame gives their line.
+    """A token is never newer than its line: where line blame (`git blame -w -M
+    -C`) gives the line to an older commit, that commit's copy of the line already
+    held every one of its tokens, and the token takes that commit.
 
-    A merge rarely writes code of its own, but one whose parents ordered the same
-    code differently (one side moved functions, the other edited them) leaves a
-    token view that neither parent's diff pairs with it: git's -M looks for a moved
-    block by diffing it against the whole parent, and on one-token lines the
-    punctuation and keywords pair with anything. Lines are distinct enough that
-    line blame sees through such merges (git.git's diff.c: 1,231 tokens given to
-    one such merge by the view, one line by line blame)."""
-    at_merges = [
-        index
-        for index, origin in enumerate(blamed.origins)
-        if origin.sha in blamed.merges
-    ]
-    if not at_merges:
-        return blamed
-    lines = [tokens[index].line for index in at_merges]
-    found = repository.blame(sha, path, lines=(min(lines), max(lines)))
-    by_line = {line.number: line for line in found.lines}
-    commits = dict(blamed.commits)
-    commits.update({commit.sha: commit for commit in found.commits})
+    The view sees the file's own history and its renames only; line blame's -C also
+    sees code moved in from another file in the same commit (git.git's apply.c came
+    from builtin/apply.c that way: the view gave 78% of its tokens to the move) and
+    through merges whose parents ordered the same code differently (diff.c: a merge
+    of a branch that moved functions got 1,231 tokens of the view, one line of line
+    blame). Elsewhere the view's answer stands, older than the line's or the same."""
+    line_of = {line.number: line for line in lines.lines}
+    dated = {commit.sha: commit.commit_date for commit in lines.commits}
+    dated.update({sha: commit.commit_date for sha, commit in blamed.commits.items()})
     origins = list(blamed.origins)
-    for index in at_merges:
-        line = by_line.get(tokens[index].line)
-        if line is not None:
+    changed = False
+    for index, (token, origin) in enumerate(zip(tokens, origins, strict=True)):
+        line = line_of.get(token.line)
+        if line is None or line.sha == origin.sha or line.sha == UNCOMMITTED:
+            continue
+        older = origin.sha == UNCOMMITTED or (
+            line.sha in dated
+            and origin.sha in dated
+            and dated[line.sha] < dated[origin.sha]
+        )
+        if older:
             origins[index] = TokenOrigin(line.sha, "", line.original)
+            changed = True
+    if not changed:
+        return blamed
+    commits = {commit.sha: commit for commit in lines.commits}
+    commits.update(blamed.commits)
     return TokenBlame(origins=tuple(origins), commits=commits, merges=blamed.merges)
 
 
