@@ -134,7 +134,10 @@ _BY_NAME = {
 
 def _pattern(syntax: Syntax) -> re.Pattern[str]:
     openers = "|".join(re.escape(opener) for opener, _, _ in syntax.blocks)
-    comments = "|".join(re.escape(prefix) + ".*" for prefix in syntax.line_comments)
+    # A line comment ends at its last visible character, not at the line's end.
+    comments = "|".join(
+        re.escape(prefix) + r"(?:.*\S)?" for prefix in syntax.line_comments
+    )
     single = (
         r"'(?:\\.|[^'\\]){1,8}'"
         if syntax.single_quote_is_char

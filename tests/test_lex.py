@@ -1,0 +1,151 @@
+"""The token lexer: what a token is, and properties that hold for any text.
+
+A whole comment or string is one token; whitespace is none; the view has one line
+per token; and a change of layout alone (re-indent, a line split or join outside
+comments and strings) changes no token, so token blame gives nobody such commits.
+"""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from e2g.tokens.lex import LineLexer, PygmentsLexer, Token, lexer_for
+
+C = lexer_for("drivers/frob/frob.c")
+
+
+def texts(tokens: list[Token]) -> list[str]:
+    return [token.text for token in tokens]
+
+
+def test_c_tokens_comments_and_strings_are_one_each() -> None:
+    source = (
+        'a->b >>= 0x1fUL; /* one\n * comment */ s = "x \\" y"; // end\nc = \'\\n\';\n'
+    )
+    assert texts(C.tokens(source)) == [
+        "a", "->", "b", ">>=", "0x1fUL", ";", "/* one\n * comment */",
+        "s", "=", '"x \\" y"', ";", "// end", "c", "=", "'\\n'", ";",
+    ]  # fmt: skip
+
+
+def test_positions_are_lines_and_character_columns_from_one() -> None:
+    tokens = C.tokens('int x;\n\tchar *é = "ü";\n')
+    assert [(t.line, t.column, t.text) for t in tokens][3:] == [
+        (2, 2, "char"), (2, 7, "*"), (2, 8, "é"), (2, 10, "="), (2, 12, '"ü"'), (2, 15, ";"),
+    ]  # fmt: skip
+
+
+def test_a_comment_over_blank_lines_is_one_token_and_one_view_line() -> None:
+    source = "x;\n/* a\n\n   b */\ny;\n"
+    assert texts(C.tokens(source)) == ["x", ";", "/* a\n\n   b */", "y", ";"]
+    assert C.view(source) == "x\n;\n/* a b */\ny\n;\n"
+
+
+def test_python_docstrings_and_hash_comments() -> None:
+    python = lexer_for("tools/x.py")
+    source = 'def f():\n    """Doc.\n\n    More."""\n    return 1  # why\n'
+    assert texts(python.tokens(source)) == [
+        "def", "f", "(", ")", ":", '"""Doc.\n\n    More."""', "return", "1", "# why",
+    ]  # fmt: skip
+
+
+def test_files_pygments_knows_are_lexed_by_it() -> None:
+    lua = lexer_for("init.lua")
+    assert isinstance(lua, PygmentsLexer)
+    source = '-- note\nlocal x = "a b" .. 2\n--[[ long\ncomment ]]\n'
+    assert texts(lua.tokens(source)) == [
+        "-- note",
+        "local",
+        "x",
+        "=",
+        '"a b"',
+        "..",
+        "2",
+        "--[[ long\ncomment ]]",
+    ]
+    assert len(lua.view(source).splitlines()) == 8
+
+
+def test_unknown_files_fall_back_to_words() -> None:
+    lexer = lexer_for("NOTES.unknownsuffix")
+    assert isinstance(lexer, LineLexer)
+    assert texts(lexer.tokens("hello, world 42\n")) == ["hello", ",", "world", "42"]
+
+
+# -- properties ---------------------------------------------------------------------------
+
+WORDS = st.sampled_from(
+    [
+        "int",
+        "x",
+        "frob_dev",
+        "0x10",
+        "1.5e3",
+        "(",
+        ")",
+        "{",
+        "}",
+        ";",
+        "->",
+        ">>=",
+        "==",
+        "*",
+        "&&",
+    ]
+)
+SPACE = st.sampled_from([" ", "  ", "\t", "\n", "\n\n", " \n\t"])
+COMMENTS = st.builds(
+    lambda words: "/* " + " ".join(words) + " */",
+    st.lists(
+        st.text(alphabet=string.ascii_letters, min_size=1, max_size=6),
+        min_size=1,
+        max_size=4,
+    ),
+)
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """(tokens, the whitespace after each): code whose tokens are known."""
+    tokens = draw(st.lists(st.one_of(WORDS, COMMENTS), min_size=1, max_size=40))
+    spaces = [draw(SPACE) for _ in tokens]
+    return tokens, spaces
+
+
+def join(tokens: list[str], spaces: list[str]) -> str:
+    return "".join(token + space for token, space in zip(tokens, spaces, strict=True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(programs())
+def test_tokens_are_what_was_written_whatever_the_layout(program) -> None:
+    tokens, spaces = program
+    source = join(tokens, spaces)
+    assert [t.text for t in C.tokens(source)] == tokens
+    assert C.view(source) == "".join(f"{token}\n" for token in tokens)
+
+
+@settings(max_examples=300, deadline=None)
+@given(programs(), st.lists(SPACE, min_size=40, max_size=40))
+def test_the_view_does_not_change_with_the_layout(program, other) -> None:
+    tokens, spaces = program
+    relaid = join(tokens, other[: len(tokens)])
+    assert C.view(join(tokens, spaces)) == C.view(relaid)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_lexes_into_tokens_where_they_stand(text) -> None:
+    """Any text: one view line per token, each token's text found at its place."""
+    lines = text.split("\n")
+    tokens = C.tokens(text)
+    view = C.view(text)
+    assert view.count("\n") == len(tokens) and (not view or view.endswith("\n"))
+    for token in tokens:
+        first = token.text.split("\n")[0]
+        line = lines[token.line - 1]
+        assert line[token.column - 1 : token.column - 1 + len(first)] == first
+        assert token.text.strip() == token.text and token.text
