@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from e2g import config
+from e2g.api import mirrors
 from e2g.api import sync as api
 from e2g.api.mirrors import EpochEvent
 from e2g.archives.inbox_url import parse_inbox_url, parse_manifest
@@ -297,6 +298,11 @@ def test_sync_matches_new_commits_only_not_the_history_before_the_range(
     assert (summary.commits, summary.skipped) == (1, 1)
 
 
+def test_one_mirroring_run_at_a_time(settings: config.Settings) -> None:
+    with mirrors.locked(settings), pytest.raises(MirrorError, match="another e2g"):
+        api.sync(settings)
+
+
 def test_mirror_dir_needs_a_url(settings: config.Settings, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--mirror-dir"):
         api.ingest(settings, [str(tmp_path)], mirror_dir=tmp_path)
@@ -337,6 +343,9 @@ def test_a_connection_dropped_mid_clone_leaves_no_epoch_and_resumes(
         refused = e2g(data, "sync")  # the server is down now
         one_line_error(refused, f"cannot reach {server.url}/frob/")
 
+        # A clone killed with SIGKILL leaves its partial directory: the next run
+        # starts that clone again from nothing.
+        (inbox / "1.git.partial" / "objects").mkdir(parents=True)
         server.start()  # the same port again
         resumed = e2g(data, "--quiet", "sync", "--json")
         assert resumed.returncode == 0, resumed.stderr
@@ -352,7 +361,10 @@ def test_a_connection_dropped_mid_clone_leaves_no_epoch_and_resumes(
             "error": None,
         }
         assert summary["ingest"]["new"] == 5
-        assert sorted(p.name for p in inbox.iterdir()) == ["0.git", "1.git"]
+        assert sorted(p.name for p in inbox.iterdir()) == [
+            "0.git",
+            "1.git",
+        ]  # no partial
     finally:
         server.stop()
 
