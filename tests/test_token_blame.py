@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -532,3 +533,71 @@ def test_code_moved_in_from_another_file_keeps_its_commit(tmp_path: Path) -> Non
     assert origin[(6, "limit")] == origin[(6, "default_offset_value")] == first
     assert origin[(5, "32")] == move
     assert origin[(1, "keep_b")] == first
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        "kill@tokens.revision",
+        "kill@tokens.state",
+        "kill@tokens.result",
+        "killpg-soon@tokens.revision:0.3",
+    ],
+)
+def test_a_run_killed_while_it_writes_the_cache_leaves_it_whole(
+    sample, tmp_path: Path, fault: str
+) -> None:
+    """SIGKILL while the throwaway history, its state or an answer is written: the
+    next run gives what a run on an empty cache gives."""
+    from tests import fault_hook
+
+    settings, repo = sample
+    data = tmp_path / "data"
+    shutil.copytree(settings.data_dir, data, ignore=shutil.ignore_patterns("tokens"))
+    command = [
+        sys.executable,
+        "-m",
+        "e2g",
+        "--data-dir",
+        str(data),
+        "blame",
+        "--tokens",
+        "drivers/frob/frob.c",
+        "HEAD",
+        "--json",
+    ]
+    env = {
+        **os.environ,
+        "E2G_PAGER": "cat",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    killed = subprocess.run(
+        command,
+        cwd=repo,
+        env={**env, **fault_hook.environment(fault)},
+        capture_output=True,
+        text=True,
+        check=False,
+        start_new_session=True,
+    )
+    assert killed.returncode == -9
+    again = subprocess.run(
+        command, cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+    assert again.returncode == 0, again.stderr
+    shutil.copytree(
+        settings.data_dir,
+        tmp_path / "fresh",
+        ignore=shutil.ignore_patterns("tokens"),
+        dirs_exist_ok=True,
+    )
+    fresh = subprocess.run(
+        [*command[:4], str(tmp_path / "fresh"), *command[5:]],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert fresh.returncode == 0, fresh.stderr
+    assert again.stdout == fresh.stdout and again.stdout.count("\n") > 50

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from e2g import faults
 from e2g.api.blame import Review, check_range, find_reviews, page_range
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
@@ -347,6 +348,7 @@ def _write_result(
             if sha in index
         },
     }
+    faults.point("tokens.result")
     results = directory / "results"
     results.mkdir(exist_ok=True)
     temporary = results / f".{key}.{os.getpid()}.tmp"

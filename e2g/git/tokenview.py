@@ -39,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from e2g import faults
 from e2g.errors import RepoError, UsageError
 from e2g.git.blame import BlameCommit, parse_blame
 from e2g.git.repo import FULL_SHA, Repo
@@ -356,6 +357,7 @@ class TokenHistory:
         return len(todo)
 
     def _save(self) -> None:
+        faults.point("tokens.state")
         data = {"format": FORMAT, "path": self._path, "commits": self.state.commits}
         temporary = self._state_path.with_name(f".state.{os.getpid()}.tmp")
         with temporary.open("w", encoding="utf-8") as handle:
@@ -601,6 +603,7 @@ def _fast_import(
     try:
         with _Blobs(repo) as blobs:
             for number, revision in enumerate(todo, start=1):
+                faults.point("tokens.revision")
                 _write_revision(
                     importer.stdin,
                     revision,
