@@ -541,7 +541,6 @@ def test_code_moved_in_from_another_file_keeps_its_commit(tmp_path: Path) -> Non
         "kill@tokens.revision",
         "kill@tokens.state",
         "kill@tokens.result",
-        "killpg-soon@tokens.revision:0.3",
     ],
 )
 def test_a_run_killed_while_it_writes_the_cache_leaves_it_whole(
