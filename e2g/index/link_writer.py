@@ -58,7 +58,8 @@ class LinkWriter:
         )
         self.connection.executemany(
             "INSERT OR REPLACE INTO commits(repo, sha, subject, author_name, author_email, author_date, "
-            "commit_date, files, status, method, score, matched_at_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "commit_date, files, status, method, score, matched_at_seq, patch_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(self.repo, *rows.commit) for rows in batch],
         )
         self.connection.executemany(
@@ -72,7 +73,9 @@ class LinkWriter:
         )
 
 
-CommitRow = tuple[str, str, str, str, int, int, str, str, str | None, float | None, int]
+CommitRow = tuple[
+    str, str, str, str, int, int, str, str, str | None, float | None, int, str | None
+]
 LinkRow = tuple[str, str, float, int, str]
 
 
@@ -84,8 +87,11 @@ class LinkRows(Compact):
     links: tuple[LinkRow, ...]
 
 
-def link_rows(result: LinkResult, *, max_seq: int) -> LinkRows:
-    """The `commits` row and the `links` rows that store `result`."""
+def link_rows(
+    result: LinkResult, *, max_seq: int, patch_id: str | None = None
+) -> LinkRows:
+    """The `commits` row and the `links` rows that store `result`; `patch_id` is the
+    commit's own (None when its diff was not read)."""
     commit = result.commit
     applied = next((p for p in result.postings if p.applied), None)
     return LinkRows(
@@ -101,6 +107,7 @@ def link_rows(result: LinkResult, *, max_seq: int) -> LinkRows:
             applied.method if applied else None,
             applied.score if applied else None,
             max_seq,
+            patch_id,
         ),
         links=tuple(
             (

@@ -319,6 +319,13 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE messages DROP COLUMN title;
     """,
+    # 13: each matched commit's own `git patch-id --stable` (NULL when match read no
+    # diff: a commit older than the archive), written by `e2g match`, which has it
+    # anyway. `e2g audit` compares it with each posted version's patch-id; reading
+    # it back is what keeps an audit of git.git's 60,000 commits off git's diffs.
+    """
+    ALTER TABLE commits ADD COLUMN patch_id TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -110,8 +110,8 @@ class Matched(Compact):
     json: dict[str, object] | None  # job.to_json(result), when the job asks for it
 
 
-def matched(result: LinkResult, job: Job) -> Matched:
-    """`result` as the main process takes it."""
+def matched(result: LinkResult, job: Job, *, patch_id: str | None = None) -> Matched:
+    """`result` as the main process takes it; `patch_id` is the commit's own."""
     applied = next((posting for posting in result.postings if posting.applied), None)
     return Matched(
         sha=result.commit.sha,
@@ -119,7 +119,7 @@ def matched(result: LinkResult, job: Job) -> Matched:
         outside=applied is None
         and job.span is not None
         and outside_archive(result.commit, job.span),
-        rows=link_rows(result, max_seq=job.max_seq),
+        rows=link_rows(result, max_seq=job.max_seq, patch_id=patch_id),
         json=job.to_json(result) if job.to_json is not None else None,
     )
 
@@ -142,8 +142,10 @@ class _Worker:
         # One snapshot per task: the main process commits links meanwhile.
         self.matcher.store.hold_snapshot()
         results: dict[str, LinkResult] = {}
+        patch_ids: dict[str, str | None] = {}
         late = [sha for sha, early in task if not early]
         for commit, lines in self._reader(diffs=True).read(late):
+            patch_ids[commit.sha] = commit.patch.patch_id
             results[commit.sha] = self.matcher.match(
                 request_for(
                     commit, ignore_trailers=self.job.ignore_trailers, lines=lines
@@ -155,7 +157,11 @@ class _Worker:
             results[commit.sha] = LinkResult(
                 info, (), (), outside_text(info, self.job.span)
             )
-        return [matched(results[sha], self.job) for sha, _ in task if sha in results]
+        return [
+            matched(results[sha], self.job, patch_id=patch_ids.get(sha))
+            for sha, _ in task
+            if sha in results
+        ]
 
     def close(self) -> None:
         for reader in self._readers.values():

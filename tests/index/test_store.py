@@ -441,6 +441,7 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "CREATE TABLE index_changes (rev INTEGER PRIMARY KEY AUTOINCREMENT,"
         " message_id TEXT NOT NULL);"
         "ALTER TABLE messages ADD COLUMN title TEXT NOT NULL DEFAULT '';"
+        "ALTER TABLE commits DROP COLUMN patch_id;"
         "PRAGMA user_version = 9;COMMIT;"
     )
     old.execute(
