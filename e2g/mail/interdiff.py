@@ -72,7 +72,8 @@ class Interdiff:
 
 
 def hunks(diff: str) -> list[Hunk]:
-    """The hunks of a diff, each with the path of the file it changes."""
+    """The hunks of a diff, each with the path of the file it changes, normalised
+    as the store's paths are (`diff -urp linux-2.6.20.orig/mm/x.c` is `mm/x.c`)."""
     found: list[Hunk] = []
     path = ""
     header: str | None = None
@@ -82,15 +83,20 @@ def hunks(diff: str) -> list[Hunk]:
         if header is not None and len(found) < MAX_HUNKS:
             found.append(Hunk(path, header, tuple(body)))
 
-    for line in diff.splitlines():
+    lines = diff.splitlines()
+    for index, line in enumerate(lines):
         if line.startswith("diff --git "):
             close()
             header, body = None, []
             names = paths.git_header_paths(line[len("diff --git ") :])
             path = _strip_side(names[1]) if names else path
+        elif _file_header(lines, index):
+            # A non-git diff's next file: its `---`/`+++` pair follows a hunk.
+            close()
+            header, body = None, []
         elif line.startswith("+++ ") and header is None:
             named = paths.side_path(line[4:])
-            path = _strip_side(named) if named != "/dev/null" else path
+            path = paths.normalise_path(named) if named != "/dev/null" else path
         elif line.startswith("@@ "):
             close()
             header, body = line, []
@@ -98,6 +104,15 @@ def hunks(diff: str) -> list[Hunk]:
             body.append(line)
     close()
     return found
+
+
+def _file_header(lines: list[str], index: int) -> bool:
+    """Whether lines[index] starts a `--- old` / `+++ new` file header."""
+    return (
+        lines[index].startswith("--- ")
+        and index + 1 < len(lines)
+        and lines[index + 1].startswith("+++ ")
+    )
 
 
 def _strip_side(name: str) -> str:
