@@ -1,0 +1,149 @@
+"""Backports: what a commit message says of its upstream, and the mails of the
+backport process.
+
+Pure functions on str; no IO. Used by e2g.api.trees (the upstream a commit names)
+and by the matcher (mails of the backport process are never a patch's review).
+
+A commit names its upstream commit in one of these forms, found anywhere in its
+message, in any case and with any spacing:
+
+- `commit 0123abcd upstream.` (the stable kernel's first line; also "Upstream commit
+  0123abcd." and "[ Upstream commit 0123abcd ]", as the stable trees and the
+  networking maintainers write it);
+- `(cherry picked from commit 0123abcd)`, what `git cherry-pick -x` appends. A
+  commit picked again from a pick carries one line per pick, oldest first: the first
+  names the original;
+- Android's subject prefixes `UPSTREAM:`, `BACKPORT:`, `FROMGIT:`: they say the
+  commit came from upstream but name no commit (the body usually carries a cherry-pick
+  line; without one, the caller falls back to patch-id).
+
+A sha shorter than the full 40 digits is returned as written, for the caller to
+expand in the upstream repository. `This reverts commit X.` names no upstream: a
+revert is a new change.
+
+The mails of the backport process carry a patch that is already applied somewhere;
+they are the backport's postings, never the upstream patch's review:
+
+- AUTOSEL: `[PATCH AUTOSEL 6.1 12/40] subject` (Sasha Levin's selection bot);
+- stable review series: `[PATCH 6.1 012/100] subject` (a subject tag that is a
+  kernel version: `6.1`, `5.15.y`, `4.19-stable`, or `stable`);
+- `FAILED: patch "[PATCH] subject" failed to apply to 6.1-stable tree`;
+- queued notices: `Patch "subject" has been added to the 6.1-stable tree`, and the
+  `... added to the 6.1-stable tree` variants ("queue", "stable-queue").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from e2g.mail.subject import parse_subject
+
+# Longest message searched for notes: the notes stand near the top or the end, and
+# a commit message is at most model.MAX_BODY already; this bounds a pathological one.
+_MAX_MESSAGE = 200_000
+_SHA = r"([0-9a-f]{7,40})"
+# Where a note begins: line start, optionally after "[" (and spaces).
+_NOTES = (
+    (
+        "commit-upstream",
+        re.compile(
+            rf"^[ \t]*\[?[ \t]*commit[ \t]+{_SHA}[ \t]+upstream[ \t]*\.?[ \t]*\]?[ \t]*$",
+            re.IGNORECASE | re.MULTILINE,
+        ),
+    ),
+    (
+        "upstream-commit",
+        re.compile(
+            rf"^[ \t]*\[?[ \t]*upstream[ \t]+commit[ \t:]+{_SHA}[ \t]*\.?[ \t]*\]?[ \t]*$",
+            re.IGNORECASE | re.MULTILINE,
+        ),
+    ),
+    (
+        "cherry-picked",
+        re.compile(
+            rf"\([ \t]*cherry[ \t-]*picked[ \t]+from[ \t]+commit[ \t]+{_SHA}[ \t]*\)",
+            re.IGNORECASE,
+        ),
+    ),
+)
+_ANDROID = re.compile(r"^\s*(UPSTREAM|BACKPORT|FROMGIT)\s*:", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class BackportNote:
+    """What a commit message says of the commit it was taken from."""
+
+    how: str  # "commit-upstream", "upstream-commit", "cherry-picked", "android"
+    shas: tuple[str, ...]  # as written (lower case, maybe abbreviated), oldest first
+
+
+def parse_backport(message: str) -> BackportNote | None:
+    """The upstream note of a whole commit message (subject line first), or None.
+
+    The first form found wins, in the order the module docstring lists them: the
+    stable trees' own note names mainline even when a cherry-pick line names an
+    intermediate branch."""
+    message = message[:_MAX_MESSAGE]
+    for how, pattern in _NOTES:
+        shas = tuple(
+            dict.fromkeys(match[1].lower() for match in pattern.finditer(message))
+        )
+        if shas:
+            return BackportNote(how, shas)
+    subject = message.lstrip().split("\n", 1)[0]
+    if _ANDROID.match(subject):
+        return BackportNote("android", ())
+    return None
+
+
+class ProcessKind(StrEnum):
+    """Which step of the backport process a mail is."""
+
+    AUTOSEL = "autosel"
+    STABLE_REVIEW = "stable-review"
+    FAILED = "failed"
+    QUEUED = "queued"
+
+
+# "6.1", "5.15.y", "4.19-stable", "6.1.y-stable", "stable", "stable-6.1": a tag that
+# names a stable tree. A bare version also starts kernel release announcements, but
+# those carry no [PATCH ...] group and so no tag.
+_STABLE_TAG = re.compile(
+    r"^(?:stable(?:-\d+\.\d+(?:\.y)?)?|\d{1,2}\.\d{1,3}(?:\.y|\.\d{1,3})?(?:-stable)?)$",
+    re.IGNORECASE,
+)
+_FAILED = re.compile(
+    r"^\s*FAILED:\s*patch\s+\"(.*)\"\s+failed\s+to\s+apply\b", re.IGNORECASE
+)
+_QUEUED = re.compile(
+    r"^\s*patch\s+\"(.*)\"\s+has\s+been\s+added\s+to\s+the\b",
+    re.IGNORECASE,
+)
+
+
+def process_kind(subject: str) -> ProcessKind | None:
+    """The backport-process step `subject` names, or None for any other mail."""
+    if _FAILED.match(subject):
+        return ProcessKind.FAILED
+    if _QUEUED.match(subject):
+        return ProcessKind.QUEUED
+    info = parse_subject(subject)
+    if info.is_reply:
+        return None  # a review reply inside the series is its thread, not a step
+    tags = [tag.casefold() for tag in info.tags]
+    if "autosel" in tags:
+        return ProcessKind.AUTOSEL
+    if any(_STABLE_TAG.match(tag) for tag in tags):
+        return ProcessKind.STABLE_REVIEW
+    return None
+
+
+def process_title(subject: str) -> str | None:
+    """The patch title a FAILED or queued notice quotes ("[PATCH] " stripped), or
+    None when `subject` is neither."""
+    found = _FAILED.match(subject) or _QUEUED.match(subject)
+    if found is None:
+        return None
+    return parse_subject(found[1]).title

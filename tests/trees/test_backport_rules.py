@@ -1,0 +1,148 @@
+"""The upstream notes a commit message carries, and the mails of the backport process
+(e2g.mail.backport): pure rules, with property tests."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from e2g.mail.backport import ProcessKind, parse_backport, process_kind, process_title
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(
+    ("message", "how", "shas"),
+    [
+        (f"mm: fix\n\ncommit {SHA} upstream.\n\nbody\n", "commit-upstream", (SHA,)),
+        (f"mm: fix\n\nCommit {SHA.upper()} Upstream\n", "commit-upstream", (SHA,)),
+        (
+            f"mm: fix\n\n  commit  {SHA[:12]}   upstream .\n",
+            "commit-upstream",
+            (SHA[:12],),
+        ),
+        (f"mm: fix\n\n[ Upstream commit {SHA} ]\n\nbody\n", "upstream-commit", (SHA,)),
+        (f"mm: fix\n\n[upstream commit {SHA[:7]}]\n", "upstream-commit", (SHA[:7],)),
+        (f"mm: fix\n\nUpstream commit {SHA}.\n", "upstream-commit", (SHA,)),
+        (f"x\n\nbody\n(cherry picked from commit {SHA})\n", "cherry-picked", (SHA,)),
+        (
+            f"x\n\n( Cherry-Picked  from commit {SHA[:10]} )\n",
+            "cherry-picked",
+            (SHA[:10],),
+        ),
+        (
+            f"x\n\n(cherry picked from commit {SHA})\n(cherry picked from commit {'f' * 40})\n",
+            "cherry-picked",
+            (SHA, "f" * 40),
+        ),
+        ("UPSTREAM: mm: fix\n\nbody\n", "android", ()),
+        ("BACKPORT: mm: fix\n", "android", ()),
+        ("fromgit: mm: fix\n", "android", ()),
+        # Android's prefix with a cherry-pick line: the line names the commit.
+        (
+            f"UPSTREAM: mm: fix\n\n(cherry picked from commit {SHA})\n",
+            "cherry-picked",
+            (SHA,),
+        ),
+        # The stable note names mainline even when a pick line names a branch.
+        (
+            f"x\n\ncommit {SHA} upstream.\n\n(cherry picked from commit {'e' * 40})\n",
+            "commit-upstream",
+            (SHA,),
+        ),
+    ],
+)
+def test_notes(message: str, how: str, shas: tuple[str, ...]) -> None:
+    note = parse_backport(message)
+    assert note is not None
+    assert (note.how, note.shas) == (how, shas)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f'Revert "mm: fix"\n\nThis reverts commit {SHA}.\n',
+        f'mm: fix\n\nFixes: {SHA[:12]} ("mm: old")\n',
+        f"mm: fix\n\nThe commit {SHA} upstream broke this, so fix it here.\n",
+        "FROMLIST: mm: fix\n",  # posted, not yet in any tree
+        "mm: upstream: fix\n",
+        f"mm: fix\n\ncommit {SHA[:6]} upstream.\n",  # too short to name a commit
+        "",
+    ],
+)
+def test_no_note(message: str) -> None:
+    assert parse_backport(message) is None
+
+
+@given(st.text(max_size=400))
+def test_parse_never_raises_and_shas_are_hex(text: str) -> None:
+    note = parse_backport(text)
+    assert note is None or all(
+        7 <= len(sha) <= 40 and set(sha) <= set("0123456789abcdef") for sha in note.shas
+    )
+
+
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_a_note_is_found_wherever_it_stands(before: str, after: str) -> None:
+    message = f"{before}\n(cherry picked from commit {SHA})\n{after}"
+    note = parse_backport(message)
+    assert note is not None
+    assert SHA in note.shas or note.how in {"commit-upstream", "upstream-commit"}
+
+
+@pytest.mark.parametrize(
+    ("subject", "kind"),
+    [
+        ("[PATCH AUTOSEL 6.1 12/40] mm: fix", ProcessKind.AUTOSEL),
+        ("[PATCH AUTOSEL 5.15 01/20] mm: fix", ProcessKind.AUTOSEL),
+        ("[PATCH 6.1 012/100] mm: fix", ProcessKind.STABLE_REVIEW),
+        ("[PATCH 5.15.y] mm: fix", ProcessKind.STABLE_REVIEW),
+        ("[PATCH 4.19-stable] mm: fix", ProcessKind.STABLE_REVIEW),
+        ("[PATCH stable] mm: fix", ProcessKind.STABLE_REVIEW),
+        (
+            'FAILED: patch "[PATCH] mm: fix" failed to apply to 6.1-stable tree',
+            ProcessKind.FAILED,
+        ),
+        ('Patch "mm: fix" has been added to the 6.1-stable tree', ProcessKind.QUEUED),
+        ('patch "mm: fix" has been added to the 5.4-stable tree', ProcessKind.QUEUED),
+    ],
+)
+def test_process_kinds(subject: str, kind: ProcessKind) -> None:
+    assert process_kind(subject) is kind
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "[PATCH] mm: fix",
+        "[PATCH v2 3/7] mm: fix",
+        "[PATCH net-next] mm: fix",
+        "Re: [PATCH 6.1 012/100] mm: fix",  # a review reply in the series' thread
+        "Re: [PATCH AUTOSEL 6.1 12/40] mm: fix",
+        "[GIT PULL] mm fixes for 6.1",
+        "Linux 6.1.42",
+    ],
+)
+def test_not_process(subject: str) -> None:
+    assert process_kind(subject) is None
+
+
+def test_process_title() -> None:
+    assert (
+        process_title(
+            'FAILED: patch "[PATCH] mm: fix x" failed to apply to 6.1-stable tree'
+        )
+        == "mm: fix x"
+    )
+    assert (
+        process_title('Patch "mm: fix x" has been added to the 6.1-stable tree')
+        == "mm: fix x"
+    )
+    assert process_title("[PATCH] mm: fix x") is None
+
+
+@given(st.text(max_size=300))
+def test_process_kind_never_raises(subject: str) -> None:
+    process_kind(subject)
+    process_title(subject)
