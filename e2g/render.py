@@ -27,9 +27,12 @@ from e2g import words
 if TYPE_CHECKING:
     from e2g.api.blame import Review, Run
     from e2g.api.core import SearchHit
+    from e2g.api.link import MatchSummary
+    from e2g.api.mirrors import MirrorReport
     from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.review import CommitText, PostingReview
     from e2g.api.stats import StatsResult, StatsRow
+    from e2g.api.sync import SyncReport
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
     from e2g.api.tokens import Span
     from e2g.config import Settings
@@ -418,4 +421,46 @@ def thread_json(view: ThreadView, settings: Settings) -> dict[str, object]:
         "truncated": view.truncated,
         "root_missing": view.root_missing,
         "messages": messages,
+    }
+
+
+# --- sync ---------------------------------------------------------------------------
+
+
+def inbox_json(report: MirrorReport) -> dict[str, object]:
+    return {
+        "url": report.url,
+        "list": report.list_name,
+        "path": str(report.path),
+        "epochs": report.epochs,
+        "cloned": report.cloned,
+        "fetched": report.fetched,
+        "unchanged": report.unchanged,
+        "error": report.error,
+    }
+
+
+def match_summary_json(summary: MatchSummary) -> dict[str, object]:
+    return {
+        "repo": summary.repo,
+        "commits": summary.commits,
+        "matched": summary.matched,
+        "no_match": summary.no_match,
+        "skipped": summary.skipped,
+        "by_method": dict(summary.by_method),
+        "elapsed": round(summary.elapsed, 3),
+    }
+
+
+def sync_json(report: SyncReport) -> dict[str, object]:
+    """`e2g sync --json`: the inboxes, the ingest (null when nothing was new), the
+    repositories matched and those skipped."""
+    return {
+        "inboxes": [inbox_json(inbox) for inbox in report.inboxes],
+        "ingest": ingest_json(report.ingest) if report.ingest is not None else None,
+        "match": [match_summary_json(summary) for summary in report.matches],
+        "repos_skipped": [
+            {"repo": repo, "reason": reason} for repo, reason in report.repos_skipped
+        ],
+        "elapsed": round(report.elapsed, 3),
     }

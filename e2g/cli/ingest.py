@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from e2g.ingest.pipeline import IngestReport, Progress
 
 
-def _summary(report: IngestReport) -> str:
+def ingest_summary(report: IngestReport) -> str:
     n, c = output.number, output.count
     text = (
         f"{c(report.messages, 'message')} ({n(report.new)} new): "
@@ -98,7 +98,8 @@ def ingest(
     A public-inbox URL (https://lore.kernel.org/LIST/) is mirrored with git under
     the data dir first, then read like a local inbox; `e2g sync` keeps it current."""
     from e2g.api import sync as api
-    from e2g.cli.sync import EpochPrinter, inbox_json
+    from e2g.cli.sync import EpochPrinter
+    from e2g.render import inbox_json
 
     settings = options(ctx).settings(index_bodies=index_bodies or None)
     quiet = options(ctx).quiet
@@ -126,7 +127,7 @@ def ingest(
             data["mirrors"] = [inbox_json(inbox) for inbox in mirrored]
         output.json_line(data)
     elif not quiet:
-        output.err(_summary(report))
+        output.err(ingest_summary(report))
     check_complete(report)
 
 

@@ -313,7 +313,7 @@ def render_way_back(answer: WayBack) -> None:
         )
 
 
-def _summary(summary: MatchSummary) -> str:
+def match_summary(summary: MatchSummary) -> str:
     n = output.number
     methods = ", ".join(
         f"{method} {n(count)}" for method, count in summary.by_method.most_common()
@@ -405,7 +405,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
             ):
                 output.json_line(link_json(result))
     if not options(ctx).quiet:
-        output.err(_summary(summary))
+        output.err(match_summary(summary))
         if summary.commits and summary.outside == summary.commits:
             output.err(
                 "e2g: warning: every commit is dated outside the archive's dates: "

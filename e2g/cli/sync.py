@@ -4,7 +4,7 @@ known repositories; and the per-epoch progress lines `e2g ingest URL` prints too
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,7 +13,6 @@ from e2g.cli.context import options
 from e2g.errors import MirrorError
 
 if TYPE_CHECKING:
-    from e2g.api.link import MatchSummary
     from e2g.api.mirrors import EpochEvent, MirrorReport
     from e2g.api.sync import SyncReport
 
@@ -53,50 +52,9 @@ def inbox_line(report: MirrorReport) -> str:
     )
 
 
-def inbox_json(report: MirrorReport) -> dict[str, Any]:
-    return {
-        "url": report.url,
-        "list": report.list_name,
-        "path": str(report.path),
-        "epochs": report.epochs,
-        "cloned": report.cloned,
-        "fetched": report.fetched,
-        "unchanged": report.unchanged,
-        "error": report.error,
-    }
-
-
-def _match_json(summary: MatchSummary) -> dict[str, Any]:
-    return {
-        "repo": summary.repo,
-        "commits": summary.commits,
-        "matched": summary.matched,
-        "no_match": summary.no_match,
-        "skipped": summary.skipped,
-        "by_method": dict(summary.by_method),
-        "elapsed": round(summary.elapsed, 3),
-    }
-
-
-def sync_json(report: SyncReport) -> dict[str, Any]:
-    """`e2g sync --json`: the inboxes, the ingest (null when nothing was new), the
-    repositories matched and those skipped."""
-    from e2g.render import ingest_json
-
-    return {
-        "inboxes": [inbox_json(inbox) for inbox in report.inboxes],
-        "ingest": ingest_json(report.ingest) if report.ingest is not None else None,
-        "match": [_match_json(summary) for summary in report.matches],
-        "repos_skipped": [
-            {"repo": repo, "reason": reason} for repo, reason in report.repos_skipped
-        ],
-        "elapsed": round(report.elapsed, 3),
-    }
-
-
 def _print(report: SyncReport) -> None:
-    from e2g.cli.ingest import _summary as summary
-    from e2g.cli.link import _summary as match_summary
+    from e2g.cli.ingest import ingest_summary as summary
+    from e2g.cli.link import match_summary
 
     for inbox in report.inboxes:
         output.err(inbox_line(inbox))
@@ -143,6 +101,8 @@ def sync(
         )
         report = run(options(ctx).settings(), workers=jobs, callbacks=callbacks)
     if as_json:
+        from e2g.render import sync_json
+
         output.json_line(sync_json(report))
     elif not quiet:
         _print(report)
