@@ -3,7 +3,8 @@
 The data directory is, in order: the `--data-dir` flag, `E2G_DATA_DIR`,
 `$XDG_DATA_HOME/e2g`, then `~/.local/share/e2g`. An optional TOML file at
 `$XDG_CONFIG_HOME/e2g/config.toml` (default `~/.config/e2g/config.toml`) may set
-`data_dir`, `index_bodies`, a `url` template for every list, and per-list ones:
+`data_dir`, `index_bodies`, a `url` template for every list, per-list ones, and
+subjects `e2g audit` exempts (`[audit] exempt = ["regex", ...]`):
 
     [lists."io-uring.vger.kernel.org"]
     url = "https://lore.kernel.org/io-uring/{message_id}/"
@@ -36,6 +37,10 @@ class Settings:
     index_bodies: bool = False
     url_templates: Mapping[str, str] = field(default_factory=dict)
     default_url_template: str | None = None  # the config file's `url`
+    # `[audit] exempt`: subjects (regular expressions) `e2g audit` does not judge.
+    audit_exempt: tuple[str, ...] = ()
+    # `[trees.NAME]`: named trees (repository and branches), in the file's order.
+    trees: tuple[TreeConfig, ...] = ()
 
     @property
     def store_path(self) -> Path:
@@ -84,6 +89,43 @@ def _url_templates(config: Mapping[str, object]) -> dict[str, str]:
     return templates
 
 
+def _audit_exempt(config: Mapping[str, object]) -> tuple[str, ...]:
+    section = config.get("audit", {})
+    found = section.get("exempt", []) if isinstance(section, dict) else []
+    if not isinstance(found, list) or not all(isinstance(x, str) for x in found):
+        raise UsageError("config: [audit] exempt must be a list of regular expressions")
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeConfig:
+    """`[trees.NAME] repo = "PATH", branches = ["linux-6.1.y", "v6.1..linux-6.1.y"]`:
+    a named tree. A branch may be a range; its name is what follows the last "..".
+    Trees listed first are upstream of those listed after them."""
+
+    name: str
+    repo: Path
+    branches: tuple[str, ...]
+
+
+def _trees(config: Mapping[str, object]) -> tuple[TreeConfig, ...]:
+    section = config.get("trees", {})
+    if not isinstance(section, dict):
+        raise UsageError("config: [trees] must be a table of named trees")
+    found = []
+    for name, tree in section.items():
+        repo = tree.get("repo") if isinstance(tree, dict) else None
+        branches = tree.get("branches", ["HEAD"]) if isinstance(tree, dict) else None
+        if not isinstance(repo, str) or not isinstance(branches, list):
+            raise UsageError(
+                f'config: [trees.{name}] needs repo = "PATH" and branches = [...]'
+            )
+        found.append(
+            TreeConfig(str(name), Path(repo).expanduser(), tuple(map(str, branches)))
+        )
+    return tuple(found)
+
+
 def resolve(
     *,
     data_dir: Path | None = None,
@@ -110,4 +152,6 @@ def resolve(
         index_bodies=index_bodies,
         url_templates=_url_templates(config),
         default_url_template=default_url if isinstance(default_url, str) else None,
+        audit_exempt=_audit_exempt(config),
+        trees=_trees(config),
     )

@@ -35,6 +35,7 @@ COMMANDS = {
     "link": "link",
     "match": "link",
     "stats": "link",
+    "audit": "audit",
     "blame": "blame",
     "serve": "web",
     "help": "manual",

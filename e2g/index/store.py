@@ -28,11 +28,13 @@ if TYPE_CHECKING:
     from e2g.model.links import CommitInfo
 
 __all__ = [
+    "AuditRow",
     "Store",
     "StoreCounts",
     "StoredLink",
     "StoredMessage",
     "SubjectLookup",
+    "ThreadRow",
     "from_epoch",
 ]
 
@@ -922,12 +924,232 @@ class Store:
                 )
         return found
 
+    def audit_commits(self, repo: str, shas: Sequence[str]) -> dict[str, AuditRow]:
+        """What `e2g match` stored of each of `shas` in `repo` that `e2g audit`
+        reads: its facts, how it was answered and its patch-id (one query per 500)."""
+        found: dict[str, AuditRow] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for (
+                sha,
+                subject,
+                name,
+                email,
+                files,
+                status,
+                method,
+                score,
+                patch,
+            ) in self._connection.execute(
+                "SELECT sha, subject, author_name, author_email, files, status, "
+                "method, score, patch_id FROM commits "
+                f"WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = AuditRow(
+                    sha=str(sha),
+                    subject=str(subject),
+                    author=Address(str(name), str(email)),
+                    files=tuple(str(files).split("\n")) if files else (),
+                    status=str(status),
+                    method=method,
+                    score=score,
+                    patch_id=patch,
+                )
+        return found
+
+    def threads_links(
+        self, roots: Sequence[str], *, limit: int = 5000
+    ) -> dict[str, list[ThreadRow]]:
+        """The messages of many threads, by root, light (no bodies), oldest first:
+        one query per 500 roots, each thread cut at its first `limit` messages as
+        `thread_links` cuts it."""
+        found: dict[str, list[ThreadRow]] = {}
+        for start in range(0, len(roots), 500):
+            marks, chunk = in_list(roots[start : start + 500])
+            for root, *row in self._connection.execute(
+                "SELECT thread_root, seq, message_id, parent_id, author_name, "
+                "author_email, kind, series_id FROM (SELECT *, ROW_NUMBER() OVER "
+                "(PARTITION BY thread_root ORDER BY date, seq) AS n FROM messages "
+                f"WHERE thread_root IN ({marks})) WHERE n <= ? ORDER BY n",
+                (*chunk, limit),
+            ):
+                seq, mid, parent, name, email, kind, series = row
+                found.setdefault(str(root), []).append(
+                    ThreadRow(
+                        seq=int(seq),
+                        message_id=str(mid),
+                        parent_id=parent,
+                        author=Address(str(name), str(email)),
+                        kind=str(kind),
+                        series_id=series,
+                    )
+                )
+        return found
+
     def has_commits(self, repo: str) -> bool:
         """Whether `e2g match` ever stored an answer for `repo`."""
         row = self._connection.execute(
             "SELECT 1 FROM commits WHERE repo = ? LIMIT 1", (repo,)
         ).fetchone()
         return row is not None
+
+    # -- trees: branches, backports, releases (e2g.api.trees) ---------------------
+
+    def commits_by_prefix(self, prefix: str, *, limit: int = 2) -> list[StoredSha]:
+        """Stored commits (any repository) whose sha starts with `prefix`, a full or
+        abbreviated sha: one range over the sha index."""
+        return [
+            StoredSha(str(repo), str(sha), str(status), int(date))
+            for repo, sha, status, date in self._connection.execute(
+                "SELECT repo, sha, status, commit_date FROM commits "
+                "WHERE sha >= ? AND sha < ? LIMIT ?",
+                (prefix, prefix + "g", limit),
+            )
+        ]
+
+    def commits_with_patch_ids(
+        self, patch_ids: Sequence[str]
+    ) -> dict[str, list[StoredSha]]:
+        """Stored commits (any repository) by their patch-id, oldest commit first."""
+        found: dict[str, list[StoredSha]] = {}
+        for start in range(0, len(patch_ids), 500):
+            marks, chunk = in_list(patch_ids[start : start + 500])
+            for patch_id, repo, sha, status, date in self._connection.execute(
+                "SELECT patch_id, repo, sha, status, commit_date FROM commits "
+                f"WHERE patch_id IN ({marks}) ORDER BY commit_date",
+                chunk,
+            ):
+                found.setdefault(str(patch_id), []).append(
+                    StoredSha(str(repo), str(sha), str(status), int(date))
+                )
+        return found
+
+    def backport_edges(
+        self, repo: str, shas: Sequence[str]
+    ) -> dict[str, BackportEdge]:
+        """The stored upstream of each of `shas` of `repo` that is a backport."""
+        found: dict[str, BackportEdge] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, upstream_repo, upstream_sha, how in self._connection.execute(
+                "SELECT sha, upstream_repo, upstream_sha, how FROM backports "
+                f"WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = BackportEdge(
+                    repo, str(sha), str(upstream_repo), str(upstream_sha), str(how)
+                )
+        return found
+
+    def backports_of(self, upstream_shas: Sequence[str]) -> list[BackportEdge]:
+        """Every stored backport of any of `upstream_shas` (any repository)."""
+        found: list[BackportEdge] = []
+        for start in range(0, len(upstream_shas), 500):
+            marks, chunk = in_list(upstream_shas[start : start + 500])
+            found += [
+                BackportEdge(str(repo), str(sha), str(up_repo), str(up_sha), str(how))
+                for repo, sha, up_repo, up_sha, how in self._connection.execute(
+                    "SELECT repo, sha, upstream_repo, upstream_sha, how FROM backports "
+                    f"WHERE upstream_sha IN ({marks}) ORDER BY repo, sha",
+                    chunk,
+                )
+            ]
+        return found
+
+    def tree_places(self, shas: Sequence[str]) -> dict[str, list[TreePlace]]:
+        """The named trees and branches that reach each of `shas`, any repository,
+        `gone` ones (a rebase left them behind) included, in tree order."""
+        found: dict[str, list[TreePlace]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for repo, tree, branch, sha, gone in self._connection.execute(
+                "SELECT repo, tree, branch, sha, gone FROM tree_commits "
+                f"WHERE sha IN ({marks}) ORDER BY repo, tree, branch",
+                chunk,
+            ):
+                found.setdefault(str(sha), []).append(
+                    TreePlace(str(repo), str(tree), str(branch), str(sha), bool(gone))
+                )
+        return found
+
+    def branch_shas(self, repo: str, tree: str, branch: str) -> dict[str, bool]:
+        """Every commit stored as reached by `branch` of `tree`, and whether it is gone."""
+        return {
+            str(sha): bool(gone)
+            for sha, gone in self._connection.execute(
+                "SELECT sha, gone FROM tree_commits WHERE repo = ? AND tree = ? "
+                "AND branch = ?",
+                (repo, tree, branch),
+            )
+        }
+
+    def releases(self, repo: str, shas: Sequence[str]) -> dict[str, str]:
+        """The first tag of `repo` that contains each of `shas`, where one does."""
+        found: dict[str, str] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, tag in self._connection.execute(
+                f"SELECT sha, tag FROM releases WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = str(tag)
+        return found
+
+    def release_tags(self, repo: str) -> dict[str, str]:
+        """The tags of `repo` already walked for releases, and the commits they named."""
+        return {
+            str(tag): str(target)
+            for tag, target in self._connection.execute(
+                "SELECT tag, target FROM release_tags WHERE repo = ?", (repo,)
+            )
+        }
+
+    def process_mails(self, title_key: str, *, limit: int = 100) -> list[StoredMessage]:
+        """Mails that may be the backport process's for a patch titled `title_key`
+        (a subject key): same subject key (AUTOSEL, stable review), or the FAILED and
+        queued notices that quote the title (three ranges over the subject index).
+        The caller keeps those mail.backport.process_kind recognises."""
+        failed = f'failed: patch "[patch] {title_key}" failed'
+        queued = f'patch "{title_key}" has been added'
+        return self._select(
+            "subject_key = ? OR (subject_key >= ? AND subject_key < ?) "
+            "OR (subject_key >= ? AND subject_key < ?)",
+            (title_key, failed, failed + "\uffff", queued, queued + "\uffff", limit),
+            suffix="ORDER BY date, seq LIMIT ?",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSha:
+    """A commit `e2g match` stored, by repository."""
+
+    repo: str
+    sha: str
+    status: str
+    commit_date: int  # Unix time
+
+
+@dataclass(frozen=True, slots=True)
+class BackportEdge:
+    """Commit `sha` of `repo` is a backport of `upstream_sha` of `upstream_repo`."""
+
+    repo: str
+    sha: str
+    upstream_repo: str
+    upstream_sha: str
+    how: str  # mail.backport's note ("cherry-picked", ...) or "patch-id"
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlace:
+    """Commit `sha` is reached by `branch` of the named `tree` in `repo`."""
+
+    repo: str
+    tree: str
+    branch: str
+    sha: str
+    gone: bool  # a rebase left it behind: history, not an answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -942,6 +1164,32 @@ class LinkedCommit:
     method: str
     score: float
     applied_posting: str | None  # the posting this commit applied, if one was
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One row of `commits` as `e2g audit` reads it."""
+
+    sha: str
+    subject: str
+    author: Address
+    files: tuple[str, ...]
+    status: str  # "matched" or "no-match"
+    method: str | None  # how the applied posting was found
+    score: float | None
+    patch_id: str | None  # the commit's own; None when match read no diff
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """One message of a thread without its body: how it hangs, who sent it."""
+
+    seq: int
+    message_id: str
+    parent_id: str | None
+    author: Address
+    kind: str
+    series_id: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,204 @@
+"""The stored facts behind an audit, read for many commits per query.
+
+For a chunk of commits (a thousand at a time): what `e2g match` stored of each
+(its row, with the commit's patch-id, and its links), the linked messages, the
+threads they are in (one query per 500 threads), and the review trailers of every
+reply below each posting (one query per 500 replies). Nothing here decides a
+verdict; `verdicts` does, from these values.
+
+`People` says who is who: addresses lower-cased and put through the repository's
+mailmap (git check-mailmap, 500 addresses per call, each address once per audit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from e2g.git.repo import CommitMessage, Repo
+from e2g.index.store import AuditRow, Store, StoredLink, ThreadRow
+from e2g.mail.review import person
+from e2g.mail.threads import MAX_THREAD, replies_below
+from e2g.matcher.scoring import normalise_name
+from e2g.model import Address, Kind, Trailer
+from e2g.model.stored import StoredMessage
+
+CHUNK = 1000  # commits per round of queries: bounds memory, amortises each query
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A message below a posting: who sent it, and the review trailers it gave."""
+
+    seq: int
+    message_id: str
+    author: Address
+    reviews: tuple[Trailer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """One posting `e2g match` linked to the commit, with the replies below it."""
+
+    message: StoredMessage
+    link: StoredLink
+    replies: tuple[Reply, ...]
+
+    @property
+    def version(self) -> int:
+        return self.message.version
+
+    @property
+    def is_patch(self) -> bool:
+        return self.message.kind is Kind.PATCH
+
+
+@dataclass(frozen=True, slots=True)
+class CommitFacts:
+    commit: CommitMessage
+    row: AuditRow | None  # None: `e2g match` never answered this commit
+    postings: tuple[Posted, ...]
+
+
+def read_facts(
+    store: Store, repo: str, commits: Sequence[CommitMessage]
+) -> list[CommitFacts]:
+    """The facts of each of `commits` (of the repository keyed `repo`), in order."""
+    shas = [commit.sha for commit in commits]
+    rows = store.audit_commits(repo, shas)
+    links = store.links_of_commits(repo, shas)
+    messages = {
+        message.message_id: message
+        for message in store.messages(
+            link.message_id for found in links.values() for link in found
+        )
+    }
+    threads = store.threads_links(
+        sorted({message.thread_root for message in messages.values()}),
+        limit=MAX_THREAD,
+    )
+    below = {
+        (sha, link.message_id): _replies(messages[link.message_id], found, threads)
+        for sha, found in links.items()
+        for link in found
+        if link.message_id in messages
+    }
+    reviews = _reviews(store, [row.seq for rows in below.values() for row in rows])
+    return [
+        CommitFacts(
+            commit=commit,
+            row=rows.get(commit.sha),
+            postings=tuple(
+                Posted(
+                    message=messages[link.message_id],
+                    link=link,
+                    replies=tuple(
+                        Reply(
+                            row.seq,
+                            row.message_id,
+                            row.author,
+                            reviews.get(row.seq, ()),
+                        )
+                        for row in below[(commit.sha, link.message_id)]
+                    ),
+                )
+                for link in links.get(commit.sha, ())
+                if link.message_id in messages
+            ),
+        )
+        for commit in commits
+    ]
+
+
+def _replies(
+    message: StoredMessage,
+    links: Sequence[StoredLink],
+    threads: dict[str, list[ThreadRow]],
+) -> list[ThreadRow]:
+    """The replies below one posting, as the matcher counts them (postings.py):
+    the commit's other postings end a branch, and a cover letter's own series is
+    not its review."""
+    thread = threads.get(message.thread_root, [])
+    exclude = {link.message_id for link in links if link.method != "cover"}
+    if message.kind is Kind.COVER and message.series_id is not None:
+        exclude |= {
+            row.message_id
+            for row in thread
+            if row.series_id == message.series_id and row.kind == Kind.PATCH
+        }
+    exclude.discard(message.message_id)
+    return replies_below(
+        message.message_id,
+        ((row.message_id, row.parent_id, row) for row in thread),
+        exclude=exclude,
+    )
+
+
+def _reviews(store: Store, seqs: Sequence[int]) -> dict[int, tuple[Trailer, ...]]:
+    found: dict[int, list[Trailer]] = {}
+    for seq, key, value in store.reviews_of(sorted(set(seqs))):
+        found.setdefault(seq, []).append(Trailer(key, value))
+    return {seq: tuple(trailers) for seq, trailers in found.items()}
+
+
+def addresses(facts: Iterable[CommitFacts]) -> list[Address]:
+    """Everyone the chunk's verdicts compare: posting authors and repliers."""
+    found: list[Address] = []
+    for fact in facts:
+        for posted in fact.postings:
+            message = posted.message
+            found.append(Address(message.author_name, message.author_email))
+            if message.patch_author_email:
+                found.append(
+                    Address(message.patch_author_name or "", message.patch_author_email)
+                )
+            for reply in posted.replies:
+                found.append(reply.author)
+                found += [person(review.value) for review in reply.reviews]
+    return found
+
+
+MIN_NAME_WORDS = 2  # a name alone says "same person" only when it has this many words
+
+
+class People:
+    """Who is who across addresses: the repository's mailmap, then the lower-cased
+    address; a full name (two words or more) also names one person under several
+    addresses (a new employer between two versions)."""
+
+    def __init__(self, repository: Repo | None) -> None:
+        self._repository = repository
+        self._canonical: dict[Address, str] = {}
+
+    def learn(self, found: Iterable[Address]) -> None:
+        """Look the new addresses up in the mailmap, all at once."""
+        new = list(dict.fromkeys(a for a in found if a not in self._canonical))
+        if not new:
+            return
+        mapped = new if self._repository is None else self._mailmap(new)
+        for address, canonical in zip(new, mapped, strict=True):
+            self._canonical[address] = canonical.email.lower()
+
+    def _mailmap(self, new: list[Address]) -> list[Address]:
+        assert self._repository is not None
+        # check-mailmap takes "Name <email>" arguments: a value with a newline or
+        # angle brackets (mail is data) cannot be one; it keeps its own address.
+        usable = [a for a in new if _plain(a)]
+        mapped = dict(zip(usable, self._repository.mailmap_lookup(usable), strict=True))
+        return [mapped.get(address, address) for address in new]
+
+    def key(self, address: Address) -> str:
+        return self._canonical.get(address) or address.email.lower()
+
+    def same(self, one: Address, other: Address) -> bool:
+        if one.email and self.key(one) == self.key(other):
+            return True
+        name = normalise_name(one.name)
+        return len(name.split()) >= MIN_NAME_WORDS and name == normalise_name(
+            other.name
+        )
+
+
+def _plain(address: Address) -> bool:
+    text = address.name + address.email
+    return bool(address.email) and not any(c in text for c in "<>\n\r\0")

@@ -1,0 +1,244 @@
+"""`e2g audit`: which commits of a range went in without review, or changed after it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from e2g.cli import output
+from e2g.cli.context import NOTHING_FOUND, RepoOption, options
+from e2g.errors import OutputError, UsageError
+
+if TYPE_CHECKING:
+    from e2g.api.audit import AuditSummary, CommitAudit, Tally
+
+MAX_HUNK_LINES = 40  # lines of one changed hunk `--diff` shows
+
+
+class By(StrEnum):
+    committer = "committer"
+    dir = "dir"
+
+
+def _verdicts(text: str) -> set[str]:
+    """`--fail-on`'s comma-separated verdicts, each checked."""
+    from e2g.api.audit import Verdict
+
+    wanted = {item.strip() for item in text.split(",") if item.strip()}
+    known = [str(verdict) for verdict in Verdict]
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise UsageError(
+            f"--fail-on: no verdict {', '.join(unknown)} (verdicts: {', '.join(known)})"
+        )
+    return wanted
+
+
+def _line(audit: CommitAudit) -> str:
+    unbacked = [tag for tag in audit.tags if tag.backed_by is None]
+    tags = (
+        f"; {output.count(len(unbacked), 'tag')} with no mail behind: "
+        + ", ".join(f"{t.trailer} {t.person.name or t.person.email}" for t in unbacked)
+        if unbacked
+        else ""
+    )
+    return (
+        f"{audit.sha[:12]} {audit.verdict:<24} "
+        f"{output.truncate(audit.subject, 60)} · {audit.evidence}{tags}"
+    )
+
+
+def _hunks(audit: CommitAudit) -> None:
+    if audit.delta is None:
+        return
+    for change in audit.delta.changes:
+        output.out(f"    {change.kind} hunk in {change.path}")
+        for line in change.shown()[:MAX_HUNK_LINES]:
+            output.out(f"      {line}")
+
+
+def _percent(share: float) -> str:
+    return f"{share:.1%}"
+
+
+def _tally_line(tally: Tally) -> str:
+    from e2g.api.audit import Verdict
+
+    counts = ", ".join(
+        f"{output.number(tally.counts[verdict])} {verdict}" for verdict in Verdict
+    )
+    return f"{output.count(tally.total, 'commit')}: {counts}"
+
+
+def render_summary(summary: AuditSummary) -> None:
+    from e2g.api.audit import Verdict
+
+    tally = summary.tally
+    output.out()
+    output.out(_tally_line(tally))
+    output.out(
+        f"coverage of the {output.count(tally.audited, 'commit')} not exempt: strict "
+        f"{_percent(tally.strict)} (reviewed), lenient {_percent(tally.lenient)} "
+        "(reviewed, trivial change or changed after review)"
+        + (
+            " --strict: reviews by the committer alone not counted"
+            if summary.strict
+            else ""
+        )
+    )
+    if summary.tags:
+        output.out(
+            f"review tags in commit messages: {output.number(summary.tags_backed)} of "
+            f"{output.number(summary.tags)} backed by a mail from that person"
+        )
+    if summary.groups:
+        rows = [[summary.by, "commits", "strict", "lenient", "not reviewed"]]
+        for key, group in sorted(
+            summary.groups.items(), key=lambda item: (-item[1].total, item[0])
+        ):
+            rows.append(
+                [
+                    key,
+                    output.number(group.total),
+                    _percent(group.strict),
+                    _percent(group.lenient),
+                    output.number(group.audited - group.counts[Verdict.REVIEWED]),
+                ]
+            )
+        output.out()
+        output.table(rows, widths=[min(40, max(len(row[0]) for row in rows)), 8, 7, 7])
+
+
+def _write_sarif(path: Path, audits: list[CommitAudit], summary: AuditSummary) -> None:
+    from e2g import __version__
+    from e2g.render import audit_sarif
+
+    try:
+        path.write_text(
+            json.dumps(audit_sarif(audits, summary, version=__version__), indent=1)
+            + "\n",
+            encoding="utf-8",
+        )
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the SARIF log to {path}: {error.strerror or error}"
+        ) from None
+
+
+def audit(  # noqa: PLR0913 - one parameter per command-line option
+    ctx: typer.Context,
+    revs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Revision ranges as for git rev-list (default: HEAD).",
+            show_default=False,
+        ),
+    ] = None,
+    all_refs: Annotated[
+        bool, typer.Option("--all", help="Every commit reachable from any ref.")
+    ] = False,
+    repo: RepoOption = Path(),
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help='One JSON object per commit, then {"summary": ...}.'
+        ),
+    ] = False,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(
+            "--sarif",
+            help="Also write a SARIF 2.1.0 log here: one result per commit that is "
+            "not reviewed.",
+            show_default=False,
+        ),
+    ] = None,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help=f"Exit {NOTHING_FOUND} when any commit has one of these verdicts "
+            "(comma-separated; for CI).",
+            show_default=False,
+        ),
+    ] = "",
+    by: Annotated[
+        By | None,
+        typer.Option("--by", help="Also count by committer or by top directory."),
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="A review by the committer alone does not count."
+        ),
+    ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option("--diff", help="Show the hunks changed after review."),
+    ] = False,
+    no_match: Annotated[
+        bool,
+        typer.Option(
+            "--no-match",
+            help="Judge from what e2g match stored only; commits it never answered "
+            "are uncertain.",
+        ),
+    ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", "-j", min=0, max=64, help="Match workers (0: one per core)."
+        ),
+    ] = 0,
+) -> None:
+    """Was the code that landed the code that was reviewed? One verdict per commit."""
+    from e2g.api.audit import AuditOptions, Verdict
+    from e2g.api.audit import audit as run_audit
+    from e2g.render import audit_json, audit_summary_json
+
+    failing = _verdicts(fail_on)
+    found: set[str] = set()
+    kept: list[CommitAudit] = []
+
+    def on_commit(audit: CommitAudit) -> None:
+        found.add(str(audit.verdict))
+        if sarif is not None and audit.verdict is not Verdict.REVIEWED:
+            kept.append(audit)
+        if as_json:
+            output.json_line(audit_json(audit))
+            return
+        output.out(_line(audit))
+        if diff:
+            _hunks(audit)
+
+    with contextlib.nullcontext() if as_json else output.paged():
+        summary = run_audit(
+            options(ctx).settings(),
+            repo=repo,
+            options=AuditOptions(
+                revs=tuple(revs or ()),
+                all_refs=all_refs,
+                strict=strict,
+                by=str(by) if by else "",
+                match_first=not no_match,
+                jobs=jobs,
+            ),
+            on_commit=on_commit,
+        )
+        if as_json:
+            output.json_line(audit_summary_json(summary))
+        else:
+            render_summary(summary)
+    if sarif is not None:
+        _write_sarif(sarif, kept, summary)
+    if failing & found:
+        raise typer.Exit(NOTHING_FOUND)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit)

@@ -1,0 +1,89 @@
+"""`e2g audit` as a command: the text lines and summary, JSON lines, the SARIF file,
+--fail-on's exit code and its one-line usage errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.audit_world import build
+from tests.cli.test_cli import assert_one_line_error, e2g
+
+
+@pytest.fixture(scope="module")
+def world(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, dict[str, str]]:
+    settings, repo, shas = build(tmp_path_factory.mktemp("audit-cli"))
+    return settings.data_dir, repo, shas
+
+
+def test_one_line_per_commit_then_the_summary(world):
+    data, repo, shas = world
+    result = e2g(data, "audit", "-C", str(repo), "--by", "committer")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    changed = next(line for line in lines if line.startswith(shas["changed"][:12]))
+    assert changed.split()[1] == "changed-after-review"
+    assert "+1 -1 in b.c" in changed
+    unbacked = next(line for line in lines if line.startswith(shas["reviewed"][:12]))
+    assert "1 tag with no mail behind: Reviewed-by Carol Tester" in unbacked
+    assert (
+        "13 commits: 3 reviewed, 1 reviewed-trivial-change, 2 changed-after-review"
+        in result.stdout
+    )
+    assert "strict 27.3% (reviewed), lenient 54.5%" in result.stdout
+    assert "2 of 3 backed by a mail" in result.stdout
+    assert any(line.startswith("mia@example.org ") for line in lines)
+
+
+def test_diff_shows_the_hunk_changed_after_review(world):
+    data, repo, shas = world
+    result = e2g(data, "audit", f"{shas['changed']}^!", "-C", str(repo), "--diff")
+    assert result.returncode == 0, result.stderr
+    assert "    edited hunk in b.c" in result.stdout
+    assert "      ++int b8 = 88;" in result.stdout
+
+
+def test_json_lines_end_with_the_summary(world):
+    data, repo, shas = world
+    result = e2g(data, "audit", "--json", "-C", str(repo))
+    assert result.returncode == 0, result.stderr
+    objects = [json.loads(line) for line in result.stdout.splitlines()]
+    *commits, last = objects
+    assert set(last) == {"summary"}
+    assert last["summary"]["counts"]["reviewed"] == 3
+    assert len(commits) == 13
+    by_sha = {one["commit"]: one for one in commits}
+    assert by_sha[shas["trivial"]]["verdict"] == "reviewed-trivial-change"
+    assert by_sha[shas["changed"]]["delta"]["from_version"] == 2
+
+
+def test_sarif_file_and_fail_on_exit_4(world, tmp_path):
+    data, repo, _ = world
+    sarif = tmp_path / "audit.sarif"
+    result = e2g(
+        data, "-q", "audit", "-C", str(repo), "--sarif", str(sarif),
+        "--fail-on", "not-posted,changed-after-review",
+    )  # fmt: skip
+    assert result.returncode == 4, result.stderr
+    log = json.loads(sarif.read_text())
+    assert log["version"] == "2.1.0"
+    assert len(log["runs"][0]["results"]) == 10
+    passing = e2g(data, "-q", "audit", "-C", str(repo), "--fail-on", "uncertain")
+    assert passing.returncode == 0, passing.stderr
+
+
+def test_unknown_verdict_and_unwritable_sarif_are_one_line_errors(world, tmp_path):
+    data, repo, _ = world
+    assert_one_line_error(
+        e2g(data, "audit", "-C", str(repo), "--fail-on", "unreviewed"), 2, "no verdict"
+    )
+    result = e2g(
+        data, "audit", "-C", str(repo), "--json",
+        "--sarif", str(tmp_path / "no" / "such" / "dir.sarif"),
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.startswith("e2g: error: cannot write the SARIF log")

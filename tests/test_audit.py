@@ -1,0 +1,305 @@
+"""`e2g audit`'s verdicts on a repository and a list built for it (tests/audit_world.py),
+its summary and JSON and SARIF shapes, and the pure rules behind them."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from e2g import config, errors
+from e2g.api.audit import AuditOptions, CommitAudit, Verdict, audit
+from e2g.api.audit.facts import People, read_facts
+from e2g.api.audit.verdicts import Rules, Sources, decide, exempt_reason
+from e2g.api.core import open_store
+from e2g.api.link import repo_key
+from e2g.git.repo import Repo
+from e2g.mail.interdiff import hunks
+from e2g.mail.review import comments_on_patch, has_changelog, maintainer_notes
+from e2g.render import audit_json, audit_sarif, audit_summary_json
+from tests.audit_world import build
+from tests.conftest import clone
+
+VERDICTS = {
+    "reviewed": Verdict.REVIEWED,
+    "changed": Verdict.CHANGED,
+    "trivial": Verdict.TRIVIAL,
+    "self-acked": Verdict.UNREVIEWED,
+    "maintainer-edit": Verdict.CHANGED,
+    "commented": Verdict.REVIEWED,
+    "committer-only": Verdict.REVIEWED,
+    "earlier": Verdict.EARLIER,
+    "unreviewed": Verdict.UNREVIEWED,
+    "not-posted": Verdict.NOT_POSTED,
+    "revert": Verdict.EXEMPT,
+    "release": Verdict.EXEMPT,
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    return build(tmp_path_factory.mktemp("audit"))
+
+
+def run(world, **options) -> dict[str, CommitAudit]:
+    settings, repo, shas = world
+    names = {sha: name for name, sha in shas.items()}
+    found: dict[str, CommitAudit] = {}
+    audit(
+        settings,
+        repo=repo,
+        options=AuditOptions(**options),
+        on_commit=lambda one: found.__setitem__(names.get(one.sha, one.sha), one),
+    )
+    return found
+
+
+@pytest.fixture(scope="module")
+def audits(world) -> dict[str, CommitAudit]:
+    return run(world)
+
+
+@pytest.mark.parametrize(("case", "verdict"), sorted(VERDICTS.items()))
+def test_each_case_gets_its_verdict(audits, case, verdict):
+    assert audits[case].verdict is verdict, audits[case].evidence
+
+
+def test_a_one_line_change_after_review_is_shown_with_its_hunk(audits):
+    found = audits["changed"]
+    assert found.delta is not None
+    assert (found.delta.from_version, found.delta.files) == (2, ("b.c",))
+    assert (found.delta.added, found.delta.removed) == (1, 1)
+    assert found.delta.disclosed == ""
+    (change,) = found.delta.changes
+    assert change.kind == "edited"
+    assert "+int b8 = 80;" in change.posted.lines
+    assert "+int b8 = 88;" in change.applied.lines
+    assert found.applied is not None and found.applied.version == 3
+    assert [(v.version, v.reviewed, v.same_code) for v in found.versions] == [
+        (3, False, True),
+        (2, True, False),
+    ]
+
+
+def test_a_maintainer_edit_disclosed_between_sign_offs(audits):
+    found = audits["maintainer-edit"]
+    assert found.delta is not None
+    assert found.delta.disclosed == "[mia: e9 is 99, not 90]"
+    assert "disclosed" in found.evidence
+
+
+def test_a_rebase_that_moved_only_context_keeps_the_review(audits):
+    found = audits["trivial"]
+    assert [review.person.email for review in found.reviews] == ["bob@example.org"]
+    assert found.delta is None
+
+
+def test_a_tag_no_mail_backs_is_shown_as_such(audits):
+    tags = {tag.person.email: tag for tag in audits["reviewed"].tags}
+    assert tags["bob@example.org"].backed_by == "a1r@x"
+    assert tags["bob@example.org"].version == 1
+    assert tags["carol@example.org"].backed_by is None
+    assert not tags["carol@example.org"].by_author
+
+
+def test_an_ack_only_from_the_author_is_no_review(audits):
+    found = audits["self-acked"]
+    assert found.reviews == ()
+    (tag,) = found.tags
+    assert (tag.trailer, tag.by_author, tag.backed_by) == ("Acked-by", True, "d1r@x")
+
+
+def test_comments_on_the_quoted_patch_are_a_review(audits):
+    (review,) = audits["commented"].reviews
+    assert (review.trailer, review.person.email) == ("comment", "bob@example.org")
+
+
+def test_a_review_by_the_committer_alone_is_flagged_and_strict_drops_it(world, audits):
+    found = audits["committer-only"]
+    assert found.committer_only
+    assert "committer only" in found.evidence
+    strict = run(world, strict=True)
+    assert strict["committer-only"].verdict is Verdict.UNREVIEWED
+    assert strict["reviewed"].verdict is Verdict.REVIEWED
+
+
+def test_earlier_version_reviewed_names_the_changelog_of_the_later_one(audits):
+    found = audits["earlier"]
+    assert found.delta is not None and found.delta.disclosed == "changelog in v2"
+    assert {change.kind for change in found.delta.changes} == {"added", "dropped"}
+
+
+def test_exempt_from_the_config(world):
+    settings, repo, shas = world
+    exempting = dataclasses.replace(settings, audit_exempt=("^i: ",))
+    found: list[CommitAudit] = []
+    audit(exempting, repo=repo, options=AuditOptions(revs=(shas["unreviewed"],) ,
+          limit=1), on_commit=found.append)  # fmt: skip
+    assert found[0].verdict is Verdict.EXEMPT
+    assert found[0].evidence == "the config exempts /^i: /"
+
+
+def test_a_bad_exempt_pattern_is_a_usage_error(world):
+    settings, repo, _ = world
+    broken = dataclasses.replace(settings, audit_exempt=("(",))
+    with pytest.raises(errors.UsageError, match="no regular expression"):
+        audit(broken, repo=repo, options=AuditOptions())
+
+
+def test_a_fuzzy_low_score_match_with_other_code_is_uncertain(world):
+    settings, repo, shas = world
+    repository = Repo.open(repo)
+    commits = list(repository.commit_messages([shas["unreviewed"]]))[:1]
+    with open_store(settings) as store:
+        (facts,) = read_facts(store, repo_key(repository), commits)
+        posted = facts.postings[0]
+        weak = dataclasses.replace(
+            posted, link=dataclasses.replace(posted.link, method="subject", score=0.65)
+        )
+        facts = dataclasses.replace(
+            facts,
+            row=dataclasses.replace(facts.row, patch_id="0" * 40),
+            postings=(weak,),
+        )
+        sources = Sources(store.diff, store.body, lambda sha: None)
+        found = decide(facts, people=People(None), rules=Rules(), sources=sources)
+    assert found.verdict is Verdict.UNCERTAIN
+    assert found.evidence == "v1 found by subject, score 0.65"
+
+
+def test_read_only_leaves_unmatched_commits_uncertain(world, tmp_path):
+    settings, repo, _ = world
+    other = clone(repo, tmp_path / "other")
+    found: list[CommitAudit] = []
+    audit(settings, repo=other, options=AuditOptions(match_first=False),
+          on_commit=found.append)  # fmt: skip
+    assert {one.verdict for one in found} <= {Verdict.UNCERTAIN, Verdict.EXEMPT}
+    assert any(one.evidence.startswith("not matched yet") for one in found)
+
+
+def test_summary_counts_coverage_and_tags(world):
+    settings, repo, _ = world
+    summary = audit(settings, repo=repo, options=AuditOptions(by="dir"))
+    tally = summary.tally
+    assert tally.total == 13
+    assert tally.audited == 11
+    assert tally.counts[Verdict.REVIEWED] == 3
+    assert tally.strict == pytest.approx(3 / 11)
+    assert tally.lenient == pytest.approx(6 / 11)
+    assert (summary.tags, summary.tags_backed) == (3, 2)
+    assert summary.groups["(top)"].total == 13
+    assert summary.matched == 0  # the module's first audit matched them
+
+
+def test_json_keeps_the_issue_keys(audits):
+    data = audit_json(audits["changed"])
+    assert list(data)[:3] == ["commit", "subject", "verdict"]
+    for key in ("applied", "versions", "reviews", "tags", "delta"):
+        assert key in data
+    assert set(data["applied"]) == {"message_id", "version"}
+    assert {"trailer", "name", "email", "message_id", "version"} <= set(
+        data["reviews"][0]
+    )
+    assert {"from_version", "files", "added", "removed", "disclosed"} <= set(
+        data["delta"]
+    )
+    assert data["delta"]["hunks"][0]["kind"] == "edited"
+    tags = audit_json(audits["reviewed"])["tags"]
+    assert {"trailer", "name", "email", "backed_by"} <= set(tags[0])
+
+
+def test_sarif_is_a_minimal_valid_log(world, audits):
+    settings, repo, _ = world
+    summary = audit(settings, repo=repo, options=AuditOptions())
+    log = audit_sarif(list(audits.values()), summary, version="0")
+    assert log["version"] == "2.1.0"
+    (run_,) = log["runs"]
+    assert run_["tool"]["driver"]["name"] == "e2g"
+    rules = {rule["id"] for rule in run_["tool"]["driver"]["rules"]}
+    results = run_["results"]
+    assert len(results) == sum(
+        a.verdict is not Verdict.REVIEWED for a in audits.values()
+    )
+    for result in results:
+        assert result["ruleId"] in rules
+        assert result["level"] in ("none", "note", "warning", "error")
+        assert result["message"]["text"]
+        (location,) = result["locations"]
+        (logical,) = location["logicalLocations"]
+        assert re.fullmatch(r"[0-9a-f]{40}", logical["name"])
+    assert audit_summary_json(summary)["summary"]["commits"] == 13
+
+
+# --- the pure rules -------------------------------------------------------------------
+
+
+def test_comments_on_patch():
+    diff = "> @@ -1 +1 @@\n> -a\n> +b\n"
+    assert comments_on_patch(f"Alice wrote:\n{diff}\nThis breaks x.\n")
+    assert not comments_on_patch(f"Alice wrote:\n{diff}\nReviewed-by: B <b@x>\n")
+    assert not comments_on_patch("Alice wrote:\n> I think so\n> too\n\nMe too.\n")
+    assert not comments_on_patch(f"{diff}\n-- \nsignature only\n")
+
+
+def test_has_changelog():
+    assert has_changelog("Fix x.\n\nSigned-off-by: A <a@x>\n---\nv2: renamed y\n")
+    assert not has_changelog("Fix x.\n\nSigned-off-by: A <a@x>")
+    assert not has_changelog(
+        "Fix x.\n---\n a.c | 2 +-\n 1 file changed, 1 insertion(+)"
+    )
+
+
+def test_maintainer_notes():
+    message = "s\n\nbody\n\nSigned-off-by: A <a@x>\n[mia: fixed typo]\nSigned-off-by: M <m@x>\n"
+    assert maintainer_notes(message) == ["[mia: fixed typo]"]
+    assert maintainer_notes("s\n\n[note: in the body] is prose\n") == []
+
+
+@pytest.mark.parametrize(
+    ("subject", "files", "exempt"),
+    [
+        ("Linux 6.1", ["Makefile"], True),
+        ("Linux 6.1-rc3", ["Makefile"], True),
+        (
+            "Git 2.39",
+            ["GIT-VERSION-GEN", "RelNotes", "Documentation/RelNotes/2.39.0.txt"],
+            True,
+        ),
+        ("v1.2.3", ["VERSION"], True),
+        ("v1.2.3", ["src/main.c"], False),
+        ("Git 2.39", [], False),
+        ('Revert "mm: fix x"', ["mm/x.c"], True),
+        ("mm: fix x", ["mm/x.c"], False),
+    ],
+)
+def test_exempt_reason(subject, files, exempt):
+    assert bool(exempt_reason(subject, files, ())) is exempt
+
+
+def test_non_git_diff_hunks_have_tree_paths():
+    diff = (
+        "diff -urp linux-2.6.20.orig/a.c linux-2.6.20/a.c\n"
+        "--- linux-2.6.20.orig/a.c\t2007-02-20 21:04:13.000000000 +0100\n"
+        "+++ linux-2.6.20/a.c\t2007-03-14 22:30:55.000000000 +0100\n"
+        "@@ -1 +1 @@\n-a\n+b\n"
+        "diff -urp linux-2.6.20.orig/mm/b.c linux-2.6.20/mm/b.c\n"
+        "--- linux-2.6.20.orig/mm/b.c\t2007-02-20 21:04:13.000000000 +0100\n"
+        "+++ linux-2.6.20/mm/b.c\t2007-03-14 22:30:55.000000000 +0100\n"
+        "@@ -1 +1 @@\n-c\n+d\n"
+    )
+    assert [(hunk.path, hunk.lines) for hunk in hunks(diff)] == [
+        ("a.c", ("-a", "+b")),
+        ("mm/b.c", ("-c", "+d")),
+    ]
+
+
+def test_config_reads_audit_exempt(tmp_path: Path):
+    home = tmp_path / "home"
+    (home / ".config" / "e2g").mkdir(parents=True)
+    (home / ".config" / "e2g" / "config.toml").write_text(
+        '[audit]\nexempt = ["^Merge tag", "^docs:"]\n'
+    )
+    found = config.resolve(data_dir=tmp_path, env={}, home=home)
+    assert found.audit_exempt == ("^Merge tag", "^docs:")
