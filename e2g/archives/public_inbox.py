@@ -8,11 +8,10 @@ blob is the deleted message itself. A deletion is yielded as
 RawMessage(data=<the d blob>, origin.position="d:<commit>") so the pipeline can drop
 that Message-ID; an added message has position "<commit>".
 
-This module runs git itself (the design keeps subprocess in e2g.git otherwise):
-reading an inbox is git object IO on the archive, not work on the user's repository,
-and it must stream. Per epoch it runs exactly one `git rev-list --reverse --parents`
-and one `git cat-file --batch`, asked for "<commit>:m" (then "<commit>:d") one commit
-at a time, so memory stays flat however large the epoch.
+git runs through e2g.git (its object stream, e2g.git.objects), the one place that
+starts git. Per epoch it runs exactly one `git rev-list --reverse --parents` and one
+`git cat-file --batch`, asked for "<commit>:m" (then "<commit>:d") one commit at a
+time, so memory stays flat however large the epoch.
 
 Checkpoint: JSON {"v": 1, "epochs": {"git/0.git": "<last commit>", ...}}. Resuming lists
 "<last>..HEAD". When that commit is gone, or the first new commit is not its child
@@ -25,15 +24,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import IO, NoReturn
 
 from e2g.archives.mbox import MAX_RAW_MESSAGE
 from e2g.errors import ArchiveUnreadable, notice
+from e2g.git.objects import ObjectReader, output_lines
 from e2g.model.mail import Origin, RawMessage
 from e2g.words import count
 
@@ -176,11 +173,13 @@ def _walk(
 ) -> Iterator[tuple[str, bytes, bool]]:
     revision = f"{since}..HEAD" if since else "HEAD"
     command = ["rev-list", "--reverse", "--parents", revision, "--"]
-    with _git(epoch.git_dir, command, stdin=None) as process:
-        assert process.stdout is not None
+    label = str(epoch.git_dir)
+    with output_lines(
+        epoch.git_dir, command, error=ArchiveUnreadable, label=label
+    ) as lines:
         first = True
         empty, lost = 0, 0
-        for line in process.stdout:
+        for line in lines:
             commit, *parents = line.decode("ascii", "replace").split()
             if first and since is not None and since not in parents:
                 raise _Rewritten
@@ -196,7 +195,6 @@ def _walk(
                     empty += 1
                 continue
             yield commit, blob, deleted
-        _check_exit(process, epoch.git_dir)
     # Every public-inbox v2 commit holds "m" or "d"; others (a v1 inbox's hashed
     # paths) and blobs the repository lacks (a partial or damaged clone) are
     # counted, never dropped in silence.
@@ -219,95 +217,30 @@ def _names_a_message(tree: bytes | None) -> bool:
     return tree is not None and (b" m\x00" in tree or b" d\x00" in tree)
 
 
-def _git(
-    git_dir: Path, arguments: list[str], *, stdin: int | None
-) -> subprocess.Popen[bytes]:
-    command = ["git", f"--git-dir={git_dir}", *arguments]
-    try:
-        return subprocess.Popen(
-            command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-    except FileNotFoundError as error:
-        raise ArchiveUnreadable(
-            f"cannot read {git_dir}: git is not installed; install git to read "
-            "public-inbox archives"
-        ) from error
-
-
-def _check_exit(process: subprocess.Popen[bytes], git_dir: Path) -> None:
-    assert process.stderr is not None
-    errors = process.stderr.read().decode("utf-8", "replace").strip()
-    if process.wait() != 0:
-        detail = (
-            errors.splitlines()[-1] if errors else f"exit code {process.returncode}"
-        )
-        raise ArchiveUnreadable(f"cannot read {git_dir}: git failed: {detail}")
-
-
 class _CatFile:
-    """One `git cat-file --batch` process, asked for one object at a time."""
+    """An epoch's objects, each at most MAX_RAW_MESSAGE bytes (a larger one keeps its
+    start, and says so)."""
 
     def __init__(self, git_dir: Path, *, label: str) -> None:
-        self._git_dir = git_dir
         self._label = label
-        self._process = _git(git_dir, ["cat-file", "--batch"], stdin=subprocess.PIPE)
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._requests: IO[bytes] = self._process.stdin
-        self._replies: IO[bytes] = self._process.stdout
+        self._objects = ObjectReader(
+            git_dir, error=ArchiveUnreadable, label=str(git_dir)
+        )
 
     def __enter__(self) -> _CatFile:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        try:
-            self._requests.close()
-        except BrokenPipeError:
-            pass
-        self._process.kill()
-        self._process.wait()
-        self._replies.close()
-        if self._process.stderr is not None:
-            self._process.stderr.close()
+    def __exit__(self, *exc_info: object) -> None:
+        self._objects.__exit__(*exc_info)
 
     def get(self, name: str) -> bytes | None:
         """The object's bytes (at most MAX_RAW_MESSAGE), or None when it is missing."""
-        try:
-            self._requests.write(name.encode("utf-8") + b"\n")
-            self._requests.flush()
-        except BrokenPipeError:
-            self._failed()
-        header = self._replies.readline()
-        if not header:
-            self._failed()
-        fields = header.split()
-        if len(fields) != 3 or not fields[2].isdigit():
-            return None  # "<name> missing" / "<name> ambiguous"
-        size = int(fields[2])
+        found = self._objects.get(name, limit=MAX_RAW_MESSAGE)
+        if found is None:
+            return None
+        data, size = found
         if size > MAX_RAW_MESSAGE:
             log.warning(
                 "%s: %s is %d bytes: keeping its start only", self._label, name, size
             )
-        data = self._replies.read(min(size, MAX_RAW_MESSAGE))
-        self._discard(size - len(data) + 1)  # the rest, and the newline after it
         return data
-
-    def _discard(self, size: int) -> None:
-        while size > 0:
-            part = self._replies.read(min(size, 1 << 20))
-            if not part:
-                self._failed()
-            size -= len(part)
-
-    def _failed(self) -> NoReturn:
-        self._process.kill()
-        assert self._process.stderr is not None
-        errors = self._process.stderr.read().decode("utf-8", "replace").strip()
-        detail = errors.splitlines()[-1] if errors else "it stopped"
-        raise ArchiveUnreadable(
-            f"cannot read {self._git_dir}: git cat-file failed: {detail}"
-        )

@@ -158,6 +158,11 @@ class Repo:
         return self._root
 
     @property
+    def git_dir(self) -> Path:
+        """The repository's git directory (a linked work tree's own)."""
+        return self._git_dir
+
+    @property
     def common_dir(self) -> Path:
         """What names the repository whatever work tree it is used from."""
         return self._common_dir

@@ -42,6 +42,7 @@ from typing import IO
 from e2g import faults
 from e2g.errors import RepoError, UsageError
 from e2g.git.blame import BlameCommit, parse_blame
+from e2g.git.objects import ObjectReader
 from e2g.git.repo import FULL_SHA, Repo
 from e2g.model import Address
 from e2g.tokens.lex import Lexer
@@ -601,7 +602,7 @@ def _fast_import(
     )
     assert importer.stdin is not None
     try:
-        with _Blobs(repo) as blobs:
+        with ObjectReader(repo.git_dir, error=RepoError, label=str(repo.root)) as blobs:
             for number, revision in enumerate(todo, start=1):
                 faults.point("tokens.revision")
                 _write_revision(
@@ -631,7 +632,7 @@ def _write_revision(  # noqa: PLR0913 - the importer's running tables
     revision: Revision,
     number: int,
     *,
-    blobs: _Blobs,
+    blobs: ObjectReader,
     lexer: Lexer,
     views: dict[str, str],
     marks_of: dict[str, str],
@@ -641,7 +642,7 @@ def _write_revision(  # noqa: PLR0913 - the importer's running tables
     if revision.blob is not None:
         blob_mark = views.get(revision.blob)
         if blob_mark is None:
-            text = blobs.text(revision.blob)
+            text = _blob_text(blobs, revision.blob)
             data = lexer.view(text).encode("utf-8", "surrogateescape")
             blob_mark = f":{2 * number}"
             stream.write(
@@ -693,46 +694,16 @@ def _read_marks(marks: Path, todo: Sequence[Revision]) -> dict[str, str]:
     return written
 
 
-class _Blobs:
-    """Blobs of the real repository through one `git cat-file --batch`."""
-
-    def __init__(self, repo: Repo) -> None:
-        self._process = subprocess.Popen(
-            ["git", "-C", str(repo.root), "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def __enter__(self) -> _Blobs:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        assert self._process.stdin is not None and self._process.stdout is not None
-        with contextlib.suppress(BrokenPipeError):
-            self._process.stdin.close()
-        self._process.kill()
-        self._process.wait()
-        self._process.stdout.close()
-
-    def text(self, blob: str) -> str:
-        """The blob as text (invalid UTF-8 replaced, as blame shows it); a binary or
-        huge blob as empty: it has no tokens worth blaming."""
-        stdin, stdout = self._process.stdin, self._process.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(blob.encode("ascii") + b"\n")
-        stdin.flush()
-        header = stdout.readline().split()
-        if len(header) != 3 or not header[2].isdigit():
-            raise RepoError(f"git cat-file could not read blob {blob}")
-        size = int(header[2])
-        data = stdout.read(size)
-        stdout.read(1)
-        if len(data) != size:
-            raise RepoError(f"git cat-file stopped while reading blob {blob}")
-        if size > MAX_BLOB or b"\0" in data[:8000]:
-            return ""
-        return data.decode("utf-8", "replace")
+def _blob_text(blobs: ObjectReader, blob: str) -> str:
+    """A blob as text (invalid UTF-8 replaced, as blame shows it); a binary or huge
+    blob as empty: it has no tokens worth blaming."""
+    found = blobs.get(blob, limit=MAX_BLOB)
+    if found is None:
+        raise RepoError(f"git cat-file could not read blob {blob}")
+    data, size = found
+    if size > MAX_BLOB or b"\0" in data[:8000]:
+        return ""
+    return data.decode("utf-8", "replace")
 
 
 def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:
