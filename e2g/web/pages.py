@@ -1,5 +1,5 @@
 """The HTML pages: front page and box, commit, thread, raw download, search, stats,
-line and token blame.
+line and token blame, audit.
 
 Each handler checks its inputs (bounded, validated), calls one `e2g.api` function and
 renders one autoescaped template. Forms are GET forms; the one script is the token
@@ -19,6 +19,14 @@ from e2g import errors
 from e2g.api import core as api
 from e2g.api import threads
 from e2g.model.links import LinkResult, Posting
+from e2g.web.audit_view import (
+    MAX_RANGE,
+    audit_page,
+    check_range,
+    commit_verdict,
+    tag_class,
+    verdicts_of,
+)
 from e2g.web.context import (
     Linking,
     StatsBy,
@@ -99,6 +107,8 @@ def front(context: Context) -> HTMLResponse:
         counts=counts,
         busy=busy,
         reviewed=reviewed,
+        verdicts=verdicts_of(context, [commit.sha for commit in reviewed]),
+        tag_class=tag_class,
         unmatched=unmatched,
     )
 
@@ -151,6 +161,8 @@ def commit_page(
     return render(
         context,
         "commit.html",
+        audit=commit_verdict(context, result.commit.sha),
+        tag_class=tag_class,
         commit=result.commit,
         text=details.text,
         reviews=details.reviews,
@@ -158,6 +170,32 @@ def commit_page(
         rejected=result.rejected[:20],
         order=order,
         box_value=rev,
+    )
+
+
+@router.get("/audit")
+def audit_page_view(
+    context: Context,
+    range_: Annotated[str, Query(alias="range", max_length=MAX_RANGE)] = "",
+    verdict: Annotated[str, Query(max_length=40)] = "",
+    strict: bool = False,
+) -> HTMLResponse:
+    """The audit of a range (default HEAD): the summary, then a row per commit,
+    verdicts as filters."""
+    from e2g.api.audit import Verdict
+
+    found = audit_page(context, check_range(range_), strict=strict)
+    shown = [one for one in found.audits if not verdict or one.verdict == verdict]
+    return render(
+        context,
+        "audit.html",
+        page=found,
+        shown=shown,
+        verdicts=list(Verdict),
+        chosen=verdict,
+        range_text=range_,
+        strict=strict,
+        tag_class=tag_class,
     )
 
 

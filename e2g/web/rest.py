@@ -1,4 +1,4 @@
-"""The JSON API under /api/v1/: commits, messages, threads, search, stats.
+"""The JSON API under /api/v1/: commits, messages, threads, search, stats, audit.
 
 Objects are the same as the CLI's `--json` output: the shapes of `e2g.render`.
 Every failure answers with the one error shape, documented in the OpenAPI schema.
@@ -16,6 +16,8 @@ from e2g import errors
 from e2g.api import core as api
 from e2g.api import threads
 from e2g.render import (
+    audit_json,
+    audit_summary_json,
     commit_page_json,
     hit_json,
     message_json,
@@ -23,6 +25,7 @@ from e2g.render import (
     thread_json,
     way_back_json,
 )
+from e2g.web.audit_view import MAX_RANGE, audit_page, check_range
 from e2g.web.context import (
     Linking,
     StatsBy,
@@ -167,6 +170,28 @@ def search(
             "index_lag": result.index_lag,
             "index_note": result.note,
         }
+    )
+
+
+@router.get(
+    "/audit",
+    summary="A verdict per commit of a range on whether the code that landed was "
+    "reviewed (e2g audit --json, read-only: commits never matched are uncertain)",
+)
+def audit(
+    context: Context,
+    range_: Annotated[str, Query(alias="range", max_length=MAX_RANGE)] = "",
+    strict: bool = False,
+) -> JSONResponse:
+    """The newest 5,000 commits of `range` (revisions as git takes them; default
+    HEAD): one object per commit, as `e2g audit --json` gives them, and the summary."""
+    found = audit_page(context, check_range(range_), strict=strict)
+    return JSONResponse(
+        {
+            "commits": [audit_json(one) for one in found.audits],
+            "cut": found.cut,
+        }
+        | audit_summary_json(found.summary)
     )
 
 

@@ -36,7 +36,7 @@ def test_front_page(client, web_data: WebData):
     assert "[PATCH v2] mm: frob returns two" in text  # busiest thread
     assert f'href="/commit/{web_data.sha}"' in text  # linked by `e2g match`
     # reviewed commits first, then the unmatched ones, each under its own label
-    reviewed = text.index("Recently reviewed commits")
+    reviewed = text.index("Recent commits found on a list")
     unmatched = text.index("Recent commits with no posting found")
     assert reviewed < text.index(f'href="/commit/{web_data.sha}"') < unmatched
     assert unmatched < text.index(f'href="/commit/{web_data.unposted}"')

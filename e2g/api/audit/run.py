@@ -21,7 +21,7 @@ from e2g.api.audit.facts import CHUNK, CommitFacts, People, addresses, read_fact
 from e2g.api.audit.model import AuditSummary, CommitAudit
 from e2g.api.audit.verdicts import Rules, Sources, decide
 from e2g.api.core import open_store
-from e2g.api.link import match, repo_key
+from e2g.api.link import match, match_commits, repo_key
 from e2g.config import Settings
 from e2g.errors import UsageError
 from e2g.git.repo import CommitMessage, CommitReader, Repo
@@ -37,6 +37,7 @@ class AuditOptions:
     match_first: bool = True  # False: read only (the web); unmatched are uncertain
     jobs: int = 0
     limit: int = 0  # at most this many commits (0: all), newest first
+    walk: bool = True  # False: exactly the commits `revs` name (no history walk)
     exempt: tuple[str, ...] = field(default=())  # more subject patterns than config's
 
 
@@ -53,14 +54,7 @@ def audit(
     repository = Repo.open(repo)
     summary = AuditSummary(by=options.by, strict=options.strict)
     if options.match_first:
-        matched = match(
-            settings,
-            options.revs,
-            repo=repo,
-            all_refs=options.all_refs,
-            jobs=options.jobs,
-        )
-        summary.matched = matched.commits
+        summary.matched = _match(settings, repo, options)
     rules = Rules(
         strict=options.strict,
         exempt=_patterns((*settings.audit_exempt, *options.exempt)),
@@ -71,6 +65,15 @@ def audit(
             on_commit(verdict)
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def _match(settings: Settings, repo: Path, options: AuditOptions) -> int:
+    """Match the range's commits `e2g match` never answered; how many it matched."""
+    if not options.walk:
+        return match_commits(settings, options.revs, repo=repo)
+    return match(
+        settings, options.revs, repo=repo, all_refs=options.all_refs, jobs=options.jobs
+    ).commits
 
 
 def _patterns(texts: Sequence[str]) -> tuple[re.Pattern[str], ...]:
@@ -87,7 +90,9 @@ def _verdicts(
 ) -> Iterator[CommitAudit]:
     key = repo_key(repository)
     people = People(repository)
-    commits = repository.commit_messages(options.revs, all_refs=options.all_refs)
+    commits = repository.commit_messages(
+        options.revs, all_refs=options.all_refs, walk=options.walk
+    )
     with open_store(settings) as store, _LazyReader(repository) as reader:
         for chunk in _chunks(commits, limit=options.limit):
             facts = read_facts(store, key, chunk)

@@ -1,0 +1,90 @@
+"""/audit, /api/v1/audit and the audit's verdict on the commit and front pages, on the
+repository and list built for the audit (tests/audit_world.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from e2g.api.link import match
+from e2g.web.app import create_app
+from tests.audit_world import build
+
+
+@pytest.fixture(scope="module")
+def audited(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    settings, repo, shas = build(tmp_path_factory.mktemp("audit-web"))
+    match(settings, [], repo=repo, jobs=1)  # the web only reads
+    with TestClient(
+        create_app(settings, repo=Path(repo)), raise_server_exceptions=False
+    ) as client:
+        yield client, shas
+
+
+def test_audit_page_has_the_summary_and_a_row_per_commit(audited):
+    client, shas = audited
+    page = client.get("/audit")
+    assert page.status_code == 200, page.text
+    assert "strict coverage <strong>27.3%</strong>" in page.text
+    assert "3 of 4 review tags backed by a mail" not in page.text  # 2 of 3 here
+    assert "2 of 3 review tags backed by a mail" in page.text
+    for sha in shas.values():
+        assert f'href="/commit/{sha}"' in page.text
+    assert '<span class="tag warn">changed-after-review</span>' in page.text
+    assert "Reviewed-by Carol Tester: no mail behind it" in page.text
+    assert "<script" not in page.text
+
+
+def test_verdicts_filter_the_table(audited):
+    client, shas = audited
+    page = client.get("/audit", params={"verdict": "changed-after-review"})
+    assert page.status_code == 200
+    assert f'href="/commit/{shas["changed"]}"' in page.text
+    assert f'href="/commit/{shas["maintainer-edit"]}"' in page.text
+    assert f'href="/commit/{shas["reviewed"]}"' not in page.text
+    assert "<strong>changed-after-review</strong>" in page.text
+
+
+def test_api_gives_audit_json_lines_as_one_object(audited):
+    client, shas = audited
+    answer = client.get("/api/v1/audit", params={"range": f"{shas['changed']}^!"})
+    assert answer.status_code == 200, answer.text
+    data = answer.json()
+    (one,) = data["commits"]
+    assert one["commit"] == shas["changed"]
+    assert one["verdict"] == "changed-after-review"
+    assert one["delta"]["from_version"] == 2
+    assert data["summary"]["counts"]["changed-after-review"] == 1
+    assert data["cut"] is False
+
+
+@pytest.mark.parametrize(
+    "bad", ["--output=/tmp/x", "HEAD;rm", "a" * 401, " ".join(["HEAD"] * 9), "@{-1}"]
+)
+def test_a_bad_range_is_a_400(audited, bad):
+    client, _ = audited
+    assert client.get("/audit", params={"range": bad}).status_code == 400
+    assert client.get("/api/v1/audit", params={"range": bad}).status_code == 400
+
+
+def test_commit_page_shows_the_audit_verdict(audited):
+    client, shas = audited
+    page = client.get(f"/commit/{shas['self-acked']}")
+    assert page.status_code == 200
+    assert '<span class="tag warn">posted-unreviewed</span>' in page.text
+    assert f'href="/audit?range={shas["self-acked"]}%5E%21"' in page.text
+
+
+def test_front_page_badges_are_verdicts_not_reviewed(audited):
+    client, shas = audited
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "Recent commits found on a list" in page.text
+    assert ">posted-unreviewed</a>" in page.text
+    assert ">reviewed</a>" in page.text
+    assert '<span class="tag ok">reviewed</span>' not in page.text
