@@ -600,3 +600,23 @@ def test_a_run_killed_while_it_writes_the_cache_leaves_it_whole(
     )
     assert fresh.returncode == 0, fresh.stderr
     assert again.stdout == fresh.stdout and again.stdout.count("\n") > 50
+
+
+def test_bad_input_gets_one_line_and_its_exit_code(sample) -> None:
+    settings, repo = sample
+    for args, code, words in [
+        (["drivers/frob/firmware.bin"], 2, "binary file"),
+        (["drivers"], 2, "is a directory"),
+        (["nope.c"], 1, "no file nope.c"),
+        (["drivers/frob/frob.c", "nosuchrev"], 1, "unknown revision"),
+        (
+            ["drivers/frob/frob.c", "-L", "999", "--column", "1"],
+            2,
+            "outside drivers/frob/frob.c",
+        ),
+        (["drivers/frob/frob.c", "--color=sometimes"], 2, "bad --color"),
+    ]:
+        done = e2g(settings, repo, "blame", "--tokens", *args)
+        assert done.returncode == code, (args, done.stderr)
+        assert words in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1

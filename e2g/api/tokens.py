@@ -50,6 +50,7 @@ from e2g.tokens.lex import Lexer, Token, lexer_for
 CACHE_BYTES = 1 << 30  # the data dir's token caches, all files together
 RESULTS_PER_FILE = 32  # answers kept per file (revisions blamed)
 RESULT_FORMAT = 2
+BINARY_PROBE = 8000  # characters looked at for a NUL, as git decides a file is binary
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +150,7 @@ def token_history(  # noqa: PLR0913 - options are keyword-only
     repository = Repo.open(repo)
     sha, contents = _revision(repository, rev, path)
     text = contents if contents is not None else repository.file_text(sha, path)
+    check_range((line, line), text.count("\n") + (not text.endswith("\n")), path=path)
     lexer = lexer_for(path)
     tokens = lexer.tokens(text)
     index = _token_at(tokens, line, column, path=path)
@@ -202,6 +204,10 @@ def _revision(repository: Repo, rev: str | None, path: str) -> tuple[str, str | 
         if contents is None:
             repository.file_lines(head, path)  # says why there is no such file
             raise NotFound(f"no file {path} in the work tree of {repository.root}")
+        if "\0" in contents[:BINARY_PROBE]:
+            raise UsageError(
+                f"{path} is a binary file in the work tree: it has no lines"
+            )
         return head, contents
     sha = repository.resolve(rev or "HEAD")
     repository.file_lines(sha, path)  # NotFound / binary: the same words as line blame
