@@ -133,6 +133,11 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
     from e2g.render import blame_json, review_json
 
     if tokens:
+        if history:
+            raise UsageError(
+                "--history follows lines; with --tokens give PATH:LINE:COLUMN (or "
+                "-L LINE --column COLUMN) for the history of one token"
+            )
         blame_tokens(ctx, path, rev, line_range, repo, as_json, column, color)
         return
     if column is not None:
