@@ -11,8 +11,8 @@ import pytest
 
 from e2g import config, errors
 from e2g.api.audit import AuditOptions, CommitAudit, Verdict, audit
-from e2g.api.audit.facts import People, read_facts
-from e2g.api.audit.verdicts import Rules, Sources, decide, exempt_reason
+from e2g.api.audit.facts import People, Sources, read_facts
+from e2g.api.audit.verdicts import Rules, decide, exempt_reason
 from e2g.api.core import open_store
 from e2g.api.link import repo_key
 from e2g.git.repo import Repo

@@ -1,7 +1,8 @@
 """`e2g audit`: a verdict per commit on whether the code that landed was reviewed.
 
 `run` reads and orchestrates, `facts` reads the store many commits at a time,
-`verdicts` owns the rules, `model` holds the answers.
+`verdicts` owns the verdict's rules, `reviews` who reviewed and which tags the mail
+backs, `delta` how the landed code differs from the reviewed, `model` the answers.
 """
 
 from e2g.api.audit.model import (

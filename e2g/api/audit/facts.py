@@ -12,7 +12,7 @@ mailmap (git check-mailmap, 500 addresses per call, each address once per audit)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from e2g.git.repo import CommitMessage, Repo
@@ -51,6 +51,21 @@ class Posted:
     @property
     def is_patch(self) -> bool:
         return self.message.kind is Kind.PATCH
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """Where the diffs and bodies a verdict may need come from (the store, and the
+    commits' diffs read from git for those whose code no posting carries)."""
+
+    posted_diff: Callable[[int], str | None]
+    body: Callable[[int], str]
+    commit_diff: Callable[[str], str | None]
+
+
+def posting_order(posted: Posted) -> tuple[int, bool, float]:
+    date = posted.message.date.timestamp() if posted.message.date else 0.0
+    return (-posted.version, not posted.is_patch, -date)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from e2g.api.audit.facts import CHUNK, CommitFacts, People, addresses, read_facts
+from e2g.api.audit.facts import (
+    CHUNK,
+    CommitFacts,
+    People,
+    Sources,
+    addresses,
+    read_facts,
+)
 from e2g.api.audit.model import AuditSummary, CommitAudit
-from e2g.api.audit.verdicts import Rules, Sources, decide
+from e2g.api.audit.verdicts import Rules, decide
 from e2g.api.core import open_store
 from e2g.api.link import match, match_commits, repo_key
 from e2g.config import Settings

@@ -22,30 +22,28 @@ the committer alone counts but is flagged (`--strict` drops it).
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from e2g.api.audit.facts import CommitFacts, People, Posted
+from e2g.api.audit.delta import (
+    changed_lines,
+    delta_of,
+    disclosed,
+    landed_code,
+    patch_of,
+)
+from e2g.api.audit.facts import CommitFacts, People, Sources, posting_order
 from e2g.api.audit.model import (
     CommitAudit,
-    Delta,
     ReviewGiven,
-    TagCheck,
     Verdict,
     VersionInfo,
 )
-from e2g.mail.interdiff import Interdiff, compare, hunks
-from e2g.mail.review import comments_on_patch, has_changelog, maintainer_notes, person
-from e2g.mail.trailers import parse_trailers
+from e2g.api.audit.reviews import COMMENT, authors, check_tags, reviews_of
+from e2g.mail.interdiff import compare
 from e2g.model import Address
 
-# The review trailers that make a review (Nacked-by is review, but no approval).
-REVIEW_TRAILERS = frozenset(
-    {"Reviewed-by", "Acked-by", "Tested-by", "Reviewed-and-tested-by"}
-)
-COMMENT = "comment"  # the trailer of a review given as comments on the quoted patch
 # Found by an exact key: the posting is the commit's, whatever its score.
 EXACT_METHODS = frozenset({"trailer", "patch-id", "author-date"})
 # Below this a fuzzy match (subject, author, files: scored 0.60 and up) is uncertain.
@@ -70,16 +68,6 @@ class Rules:
     exempt: tuple[re.Pattern[str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Sources:
-    """Where the diffs and bodies a verdict may need come from (the store, and the
-    commits' diffs read from git for those whose code no posting carries)."""
-
-    posted_diff: Callable[[int], str | None]
-    body: Callable[[int], str]
-    commit_diff: Callable[[str], str | None]
-
-
 def decide(
     facts: CommitFacts, *, people: People, rules: Rules, sources: Sources
 ) -> CommitAudit:
@@ -88,8 +76,8 @@ def decide(
     reason = exempt_reason(base.subject, base.files, rules.exempt)
     if reason:
         return replace(base, verdict=Verdict.EXEMPT, evidence=reason)
-    authors = _authors(facts)
-    tags = check_tags(facts, people=people, authors=authors)
+    named = authors(facts)
+    tags = check_tags(facts, people=people, authors=named)
     base = replace(base, tags=tags)
     if facts.row is None:
         return replace(
@@ -101,7 +89,7 @@ def decide(
         review
         for posted in facts.postings
         for review in reviews_of(
-            posted, people=people, authors=authors, sources=sources, facts=facts
+            posted, people=people, authors=named, sources=sources, facts=facts
         )
     )
     counted = [r for r in reviews if not (rules.strict and r.committer)]
@@ -152,104 +140,6 @@ def _version_file(path: str) -> bool:
     )
 
 
-def _authors(facts: CommitFacts) -> list[Address]:
-    """The patch's author as git and as each posting name them."""
-    found = [facts.row.author] if facts.row else []
-    for posted in facts.postings:
-        message = posted.message
-        if posted.is_patch:
-            found.append(Address(message.author_name, message.author_email))
-            if message.patch_author_email:
-                found.append(
-                    Address(message.patch_author_name or "", message.patch_author_email)
-                )
-    return found
-
-
-def _is_author(people: People, someone: Address, authors: Sequence[Address]) -> bool:
-    return any(people.same(someone, author) for author in authors)
-
-
-def reviews_of(
-    posted: Posted,
-    *,
-    people: People,
-    authors: Sequence[Address],
-    sources: Sources,
-    facts: CommitFacts,
-) -> list[ReviewGiven]:
-    """The reviews one posting got in the replies below it."""
-    found: list[ReviewGiven] = []
-    committer = facts.commit.committer
-    for reply in posted.replies:
-        if _is_author(people, reply.author, authors):
-            continue
-        given = [
-            (trailer.key, person(trailer.value))
-            for trailer in reply.reviews
-            if trailer.key in REVIEW_TRAILERS
-        ]
-        own = [(key, who) for key, who in given if people.same(who, reply.author)]
-        if not own and posted.is_patch and comments_on_patch(sources.body(reply.seq)):
-            own = [(COMMENT, reply.author)]
-        found += [
-            ReviewGiven(
-                trailer=key,
-                person=who,
-                message_id=reply.message_id,
-                version=posted.version,
-                committer=people.same(who, committer),
-            )
-            for key, who in own
-        ]
-    return found
-
-
-def check_tags(
-    facts: CommitFacts, *, people: People, authors: Sequence[Address]
-) -> tuple[TagCheck, ...]:
-    """Each review tag of the commit message, and the mail that backs it: a reply
-    from that person giving that tag, below any posting (oldest version first)."""
-    message = facts.commit.message
-    if "-by:" not in message.lower():  # most commits carry no tag: skip the parse
-        return ()
-    replies = sorted(
-        (
-            (posted.version, reply)
-            for posted in facts.postings
-            for reply in posted.replies
-        ),
-        key=lambda pair: pair[0],
-    )
-    checks: list[TagCheck] = []
-    for trailer in parse_trailers(message):
-        if trailer.key not in REVIEW_TRAILERS:
-            continue
-        who = person(trailer.value)
-        backing = next(
-            (
-                (reply.message_id, version)
-                for version, reply in replies
-                if people.same(reply.author, who)
-                and any(
-                    given.key == trailer.key and people.same(person(given.value), who)
-                    for given in reply.reviews
-                )
-            ),
-            (None, None),
-        )
-        checks.append(
-            TagCheck(
-                trailer=trailer.key,
-                person=who,
-                backed_by=backing[0],
-                version=backing[1],
-                by_author=_is_author(people, who, authors),
-            )
-        )
-    return tuple(checks)
-
-
 def _versions(facts: CommitFacts, reviewed: set[int]) -> tuple[VersionInfo, ...]:
     patch_id = facts.row.patch_id if facts.row else None
     return tuple(
@@ -263,13 +153,8 @@ def _versions(facts: CommitFacts, reviewed: set[int]) -> tuple[VersionInfo, ...]
             and posted.message.patch_id == patch_id,
             reviewed=posted.version in reviewed,
         )
-        for posted in sorted(facts.postings, key=_posting_order)
+        for posted in sorted(facts.postings, key=posting_order)
     )
-
-
-def _posting_order(posted: Posted) -> tuple[int, bool, float]:
-    date = posted.message.date.timestamp() if posted.message.date else 0.0
-    return (-posted.version, not posted.is_patch, -date)
 
 
 def _judge(
@@ -347,16 +232,16 @@ def _changed(
     """The last reviewed version against the code that landed."""
     last = max(review.version for review in counted)
     shown = _who([r for r in counted if r.version == last])
-    reviewed = _patch_of(facts, last)
+    reviewed = patch_of(facts, last)
     posted = sources.posted_diff(reviewed.message.seq) if reviewed else None
-    code = _landed_code(facts, sources)
+    code = landed_code(facts, sources)
     if posted is None or code is None:
         return replace(
             base,
             verdict=Verdict.EARLIER,
             evidence=f"{shown}; the applied code was never reviewed",
         )
-    if _lines(posted, context=True) == _lines(code, context=True):
+    if changed_lines(posted, context=True) == changed_lines(code, context=True):
         # The same code in another diff's form (`diff -urp`, other paths), which
         # patch-ids tell apart.
         only_committer = all(r.committer for r in counted if r.version == last)
@@ -366,14 +251,14 @@ def _changed(
             evidence=shown + (" (committer only)" if only_committer else ""),
             committer_only=only_committer,
         )
-    if _lines(posted, context=False) == _lines(code, context=False):
+    if changed_lines(posted, context=False) == changed_lines(code, context=False):
         return replace(
             base,
             verdict=Verdict.TRIVIAL,
             evidence=f"{shown}; context lines differ (a rebase)",
         )
     interdiff = compare(posted, code)
-    delta = _delta(interdiff, last, disclosed=_disclosed(facts, last, sources))
+    delta = delta_of(interdiff, last, disclosed=disclosed(facts, last, sources))
     kept = interdiff.identical + sum(c.kind == "edited" for c in interdiff.changes)
     total = kept + sum(c.kind == "dropped" for c in interdiff.changes)
     if total and kept / total < RELATED_HUNKS:
@@ -395,69 +280,3 @@ def _changed(
         ),
         delta=delta,
     )
-
-
-def _patch_of(facts: CommitFacts, version: int) -> Posted | None:
-    """The newest patch posting of `version`."""
-    patches = [p for p in facts.postings if p.is_patch and p.version == version]
-    return min(patches, key=_posting_order) if patches else None
-
-
-def _landed_code(facts: CommitFacts, sources: Sources) -> str | None:
-    """The commit's diff: a posting's with the same patch-id (the store has it),
-    else the one read from git."""
-    patch_id = facts.row.patch_id if facts.row else None
-    for posted in facts.postings:
-        if posted.is_patch and patch_id and posted.message.patch_id == patch_id:
-            found = sources.posted_diff(posted.message.seq)
-            if found is not None:
-                return found
-    return sources.commit_diff(facts.commit.sha)
-
-
-def _lines(diff: str, *, context: bool) -> Counter[tuple[str, str]]:
-    """The +/- lines of each file (and its context lines with `context`),
-    whitespace dropped as git patch-id drops it."""
-    kept = ("+", "-", " ") if context else ("+", "-")
-    return Counter(
-        (hunk.path, line[0] + "".join(line[1:].split()))
-        for hunk in hunks(diff)
-        for line in hunk.lines
-        if line[:1] in kept
-    )
-
-
-def _delta(interdiff: Interdiff, version: int, *, disclosed: str) -> Delta:
-    added = removed = 0
-    for change in interdiff.changes:
-        if change.kind == "edited":
-            shown = change.shown()
-            added += sum(line.startswith("+") for line in shown)
-            removed += sum(line.startswith("-") for line in shown)
-        else:
-            hunk = change.posted or change.applied
-            assert hunk is not None
-            count = sum(line[:1] in ("+", "-") for line in hunk.lines)
-            added += count if change.kind == "added" else 0
-            removed += count if change.kind == "dropped" else 0
-    return Delta(
-        from_version=version,
-        files=tuple(dict.fromkeys(change.path for change in interdiff.changes)),
-        added=added,
-        removed=removed,
-        disclosed=disclosed,
-        changes=interdiff.changes,
-    )
-
-
-def _disclosed(facts: CommitFacts, version: int, sources: Sources) -> str:
-    """How a change after review was disclosed: the committer's `[name: ...]` note
-    in the commit message, or a changelog below `---` of a later posting."""
-    notes = maintainer_notes(facts.commit.message)
-    if notes:
-        return notes[0]
-    for posted in facts.postings:
-        later = posted.is_patch and posted.version > version
-        if later and has_changelog(sources.body(posted.message.seq)):
-            return f"changelog in v{posted.version}"
-    return ""

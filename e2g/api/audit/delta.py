@@ -1,0 +1,84 @@
+"""How the code that landed differs from the last reviewed version.
+
+Both sides are diffs as the store keeps them: the reviewed posting's, and the
+commit's (a posting's with the same patch-id, else the one git gives). Compared
+file by file, whitespace dropped as git patch-id drops it: the same lines with
+their context are the same code; the same +/- lines with other context are a
+rebase; anything else is a delta, hunk by hunk (e2g.mail.interdiff, as `link
+--diff`), with how it was disclosed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from e2g.api.audit.facts import CommitFacts, Posted, Sources, posting_order
+from e2g.api.audit.model import Delta
+from e2g.mail.interdiff import Interdiff, hunks
+from e2g.mail.review import has_changelog, maintainer_notes
+
+
+def patch_of(facts: CommitFacts, version: int) -> Posted | None:
+    """The newest patch posting of `version`."""
+    patches = [p for p in facts.postings if p.is_patch and p.version == version]
+    return min(patches, key=posting_order) if patches else None
+
+
+def landed_code(facts: CommitFacts, sources: Sources) -> str | None:
+    """The commit's diff: a posting's with the same patch-id (the store has it),
+    else the one read from git."""
+    patch_id = facts.row.patch_id if facts.row else None
+    for posted in facts.postings:
+        if posted.is_patch and patch_id and posted.message.patch_id == patch_id:
+            found = sources.posted_diff(posted.message.seq)
+            if found is not None:
+                return found
+    return sources.commit_diff(facts.commit.sha)
+
+
+def changed_lines(diff: str, *, context: bool) -> Counter[tuple[str, str]]:
+    """The +/- lines of each file (and its context lines with `context`),
+    whitespace dropped as git patch-id drops it."""
+    kept = ("+", "-", " ") if context else ("+", "-")
+    return Counter(
+        (hunk.path, line[0] + "".join(line[1:].split()))
+        for hunk in hunks(diff)
+        for line in hunk.lines
+        if line[:1] in kept
+    )
+
+
+def delta_of(interdiff: Interdiff, version: int, *, disclosed: str) -> Delta:
+    added = removed = 0
+    for change in interdiff.changes:
+        if change.kind == "edited":
+            shown = change.shown()
+            added += sum(line.startswith("+") for line in shown)
+            removed += sum(line.startswith("-") for line in shown)
+        else:
+            hunk = change.posted or change.applied
+            assert hunk is not None
+            count = sum(line[:1] in ("+", "-") for line in hunk.lines)
+            added += count if change.kind == "added" else 0
+            removed += count if change.kind == "dropped" else 0
+    return Delta(
+        from_version=version,
+        files=tuple(dict.fromkeys(change.path for change in interdiff.changes)),
+        added=added,
+        removed=removed,
+        disclosed=disclosed,
+        changes=interdiff.changes,
+    )
+
+
+def disclosed(facts: CommitFacts, version: int, sources: Sources) -> str:
+    """How a change after review was disclosed: the committer's `[name: ...]` note
+    in the commit message, or a changelog below `---` of a later posting."""
+    notes = maintainer_notes(facts.commit.message)
+    if notes:
+        return notes[0]
+    for posted in facts.postings:
+        later = posted.is_patch and posted.version > version
+        if later and has_changelog(sources.body(posted.message.seq)):
+            return f"changelog in v{posted.version}"
+    return ""

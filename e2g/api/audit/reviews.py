@@ -1,0 +1,121 @@
+"""Who reviewed a commit's postings, and which of its own review tags the mail backs.
+
+A review is a review trailer a reply gives in its sender's own name, or a reply
+that quotes the patch and comments on it; never from the patch's author (as git
+and every posting name them). A tag of the commit message is backed by a reply of
+that person giving that tag below any posting of the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from e2g.api.audit.facts import CommitFacts, People, Posted, Sources
+from e2g.api.audit.model import ReviewGiven, TagCheck
+from e2g.mail.review import comments_on_patch, person
+from e2g.mail.trailers import parse_trailers
+from e2g.model import Address
+
+# The review trailers that make a review (Nacked-by is review, but no approval).
+REVIEW_TRAILERS = frozenset(
+    {"Reviewed-by", "Acked-by", "Tested-by", "Reviewed-and-tested-by"}
+)
+COMMENT = "comment"  # the trailer of a review given as comments on the quoted patch
+
+
+def authors(facts: CommitFacts) -> list[Address]:
+    """The patch's author as git and as each posting name them."""
+    found = [facts.row.author] if facts.row else []
+    for posted in facts.postings:
+        message = posted.message
+        if posted.is_patch:
+            found.append(Address(message.author_name, message.author_email))
+            if message.patch_author_email:
+                found.append(
+                    Address(message.patch_author_name or "", message.patch_author_email)
+                )
+    return found
+
+
+def is_author(people: People, someone: Address, authors: Sequence[Address]) -> bool:
+    return any(people.same(someone, author) for author in authors)
+
+
+def reviews_of(
+    posted: Posted,
+    *,
+    people: People,
+    authors: Sequence[Address],
+    sources: Sources,
+    facts: CommitFacts,
+) -> list[ReviewGiven]:
+    """The reviews one posting got in the replies below it."""
+    found: list[ReviewGiven] = []
+    committer = facts.commit.committer
+    for reply in posted.replies:
+        if is_author(people, reply.author, authors):
+            continue
+        given = [
+            (trailer.key, person(trailer.value))
+            for trailer in reply.reviews
+            if trailer.key in REVIEW_TRAILERS
+        ]
+        own = [(key, who) for key, who in given if people.same(who, reply.author)]
+        if not own and posted.is_patch and comments_on_patch(sources.body(reply.seq)):
+            own = [(COMMENT, reply.author)]
+        found += [
+            ReviewGiven(
+                trailer=key,
+                person=who,
+                message_id=reply.message_id,
+                version=posted.version,
+                committer=people.same(who, committer),
+            )
+            for key, who in own
+        ]
+    return found
+
+
+def check_tags(
+    facts: CommitFacts, *, people: People, authors: Sequence[Address]
+) -> tuple[TagCheck, ...]:
+    """Each review tag of the commit message, and the mail that backs it: a reply
+    from that person giving that tag, below any posting (oldest version first)."""
+    message = facts.commit.message
+    if "-by:" not in message.lower():  # most commits carry no tag: skip the parse
+        return ()
+    replies = sorted(
+        (
+            (posted.version, reply)
+            for posted in facts.postings
+            for reply in posted.replies
+        ),
+        key=lambda pair: pair[0],
+    )
+    checks: list[TagCheck] = []
+    for trailer in parse_trailers(message):
+        if trailer.key not in REVIEW_TRAILERS:
+            continue
+        who = person(trailer.value)
+        backing = next(
+            (
+                (reply.message_id, version)
+                for version, reply in replies
+                if people.same(reply.author, who)
+                and any(
+                    given.key == trailer.key and people.same(person(given.value), who)
+                    for given in reply.reviews
+                )
+            ),
+            (None, None),
+        )
+        checks.append(
+            TagCheck(
+                trailer=trailer.key,
+                person=who,
+                backed_by=backing[0],
+                version=backing[1],
+                by_author=is_author(people, who, authors),
+            )
+        )
+    return tuple(checks)
