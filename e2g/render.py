@@ -18,7 +18,7 @@ Importing it is cheap (the api's types are only named for the type checker), so
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from html import escape
 from typing import TYPE_CHECKING
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from e2g.api.tokens import Span
     from e2g.config import Settings
     from e2g.ingest.pipeline import IngestReport
-    from e2g.model.links import LinkResult, Posting
+    from e2g.model.links import InTree, LinkResult, Posting
     from e2g.model.stored import StoredMessage
 
 
@@ -81,7 +81,42 @@ def link_json(result: LinkResult) -> dict[str, object]:
             for r in result.rejected
         ],
         "note": result.note,
+        "upstream": None
+        if result.upstream is None
+        else {
+            "commit": result.upstream.commit,
+            "repo": result.upstream.repo,
+            "how": result.upstream.how,
+            "tree": result.upstream.tree,
+        },
+        "trees": [in_tree_json(place) for place in result.trees],
+        "backport_postings": [posting_json(posting) for posting in result.own],
     }
+
+
+def in_tree_json(place: InTree) -> dict[str, object]:
+    return {
+        "repo": place.repo,
+        "tree": place.tree,
+        "branch": place.branch,
+        "commit": place.commit,
+        "how": place.how,
+        "release": place.release,
+    }
+
+
+def releases_line(places: Sequence[InTree]) -> str:
+    """ "first released in v6.5; backported to 6.1.y in v6.1.42 and to ..."."""
+    first = next((p for p in places if p.how == "applied" and p.release), None)
+    backported = [
+        f"{p.branch or p.tree or 'another tree'} in {p.release}"
+        for p in places
+        if p.how != "applied" and p.release
+    ]
+    parts = [f"first released in {first.release}"] if first else []
+    if backported:
+        parts.append("backported to " + " and to ".join(backported))
+    return "; ".join(parts)
 
 
 def commit_page_json(

@@ -17,20 +17,21 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
+from e2g.api import trees
 from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
 from e2g.errors import E2gError, NotMatched, UsageError
 from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
-from e2g.index.store import Store
+from e2g.index.store import BackportEdge, Store
 from e2g.mail.patch import diff_lines
 from e2g.matcher import batch
 from e2g.matcher.batch import Matched, outside_archive, outside_text, request_for
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.matcher.scoring import predates
-from e2g.model.links import Commit, LinkResult
+from e2g.model.links import Commit, LinkResult, commit_info
 
 # Public here, defined beside the workers that use them too (e2g.matcher.batch).
 __all__ = [
@@ -69,18 +70,65 @@ def link(
         )
     matcher = _matcher(settings)
     try:
-        result = matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
-        if result.postings:
-            return result
-        note = _outside_note(matcher.store, commit)
-        if not note and commit.sha in repository.shallow_boundary():
-            note = (
-                "the commit is where this shallow clone's history stops, so its diff "
-                "is unknown: fetch more history (git fetch --deepen=1) and try again"
-            )
-        return replace(result, note=note)
+        key = repo_key(repository)
+        edge = trees.upstream_edge(matcher.store, repository, repo=key, commit=commit)
+        if edge is not None:
+            result = _backport(settings, matcher, repository, commit, edge)
+        else:
+            result = _matched(matcher, repository, commit, ignore_trailers)
+        return replace(
+            result,
+            trees=trees.in_trees(matcher.store, repo=key, sha=commit.sha, edge=edge),
+        )
     finally:
         matcher.store.close()
+
+
+def _matched(
+    matcher: Matcher, repository: Repo, commit: Commit, ignore_trailers: bool
+) -> LinkResult:
+    """The matcher's answer for `commit`, with why a no match could not be one."""
+    result = matcher.match(request_for(commit, ignore_trailers=ignore_trailers))
+    if result.postings:
+        return result
+    note = _outside_note(matcher.store, commit)
+    if not note and commit.sha in repository.shallow_boundary():
+        note = (
+            "the commit is where this shallow clone's history stops, so its diff "
+            "is unknown: fetch more history (git fetch --deepen=1) and try again"
+        )
+    return replace(result, note=note)
+
+
+def _backport(
+    settings: Settings,
+    matcher: Matcher,
+    repository: Repo,
+    commit: Commit,
+    edge: BackportEdge,
+) -> LinkResult:
+    """A backport's answer: its upstream commit's postings (stored, else matched
+    now when this repository holds it), then its own mails."""
+    found = next(
+        iter(stored_results(settings, edge.upstream_repo, [edge.upstream_sha])), None
+    )
+    if found is None:
+        upstream = next(iter(repository.commits([edge.upstream_sha])), None)
+        if upstream is not None:
+            found = _matched(matcher, repository, upstream, False)
+    own = trees.own_postings(
+        matcher.store,
+        commit,
+        version=trees.branch_version(matcher.store, commit.sha),
+        url_for=settings.url_for,
+    )
+    return LinkResult(
+        commit_info(commit),
+        found.postings if found is not None else (),
+        note=found.note if found is not None else "",
+        upstream=trees.upstream_of(matcher.store, edge),
+        own=own,
+    )
 
 
 def _outside_note(store: Store, commit: Commit) -> str:
@@ -106,6 +154,9 @@ class MatchSummary:
     unweighed: bool = False
     done: list[str] = field(default_factory=list)  # the skipped commits, in range order
     repo: str = ""  # the repository's key in the store
+    backports: int = 0  # answered from their upstream commit, no mail search
+    rebased: int = 0  # answered from the commit a rebase replaced
+    tree: str = ""  # "stable/linux-6.1.y" when a named tree's branch was matched
 
     @property
     def rate(self) -> float:
@@ -127,6 +178,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
     redo: bool = False,
     on_result: Callable[[Matched, MatchSummary], None] | None = None,
     to_json: Callable[[LinkResult], dict[str, object]] | None = None,
+    scope: trees.Scope | None = None,
 ) -> MatchSummary:
     """Match every non-merge commit `git rev-list` gives for `revs`; store the links.
 
@@ -149,6 +201,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
         redo=redo,
         on_result=on_result,
         to_json=to_json,
+        scope=scope,
     )
 
 
@@ -164,9 +217,13 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
     redo: bool = False,
     on_result: Callable[[Matched, MatchSummary], None] | None = None,
     to_json: Callable[[LinkResult], dict[str, object]] | None = None,
+    scope: trees.Scope | None = None,
 ) -> MatchSummary:
     """Match the non-merge commits `dated` ((sha, commit time) pairs) and store
-    their links, BATCH commits per write: the loop of `match` and `match_commits`."""
+    their links, BATCH commits per write: the loop of `match` and `match_commits`.
+
+    Backports of commits matched before or now, and the copies a rebase made of
+    commits matched before, are answered from those (e2g.api.trees), not matched."""
     with open_store(settings) as store:
         max_seq = store.max_seq()
         span = store.date_range()
@@ -187,6 +244,11 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         summary.skipped = len(dated) - len(todo)
         summary.done = [sha for sha, _ in dated if sha in done]
         summary.repo = writer.repo
+        scope = scope or trees.Scope(writer.repo)
+        found, todo = _split(settings, repository, todo, scope=scope, done=done)
+        if scope.tree is not None:
+            summary.tree = f"{scope.tree}/{scope.branch}"
+        _count_split(summary, found)
         pending: list[LinkRows] = []
         job = batch.Job(
             partial(_matcher, settings),
@@ -206,8 +268,95 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
                 summary.elapsed = time.monotonic() - started
                 on_result(answer, summary)
         writer.write(pending)
+    trees.store_split(settings, found, scope=scope, max_seq=max_seq)
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def match_tree(  # noqa: PLR0913 - options are keyword-only
+    settings: Settings,
+    name: str,
+    *,
+    jobs: int = 0,
+    redo: bool = False,
+    on_result: Callable[[Matched, MatchSummary], None] | None = None,
+    to_json: Callable[[LinkResult], dict[str, object]] | None = None,
+) -> list[MatchSummary]:
+    """Match each branch of the configured tree `name` in its order (one summary
+    each), storing which branch reaches each commit; then its releases.
+
+    A branch holds what the branches listed before it (this tree's, and those of
+    trees listed before it in the same repository) do not reach: a stable branch's
+    mainline history belongs to mainline."""
+    tree = trees.tree_named(settings, name)
+    repository = Repo.open(tree.repo)
+    key = repo_key(repository)
+    ranks = trees.scope_ranks(settings)
+    before = [
+        trees.branch_name(branch)
+        for other in settings.trees[: ranks[name]]
+        if repo_key(Repo.open(other.repo)) == key
+        for branch in other.branches
+    ]
+    summaries = []
+    for branch in tree.branches:
+        scope = trees.Scope(key, tree.name, trees.branch_name(branch), ranks[name])
+        trees.record_branch(
+            settings, repository, scope=scope, revs=[branch], exclude=before
+        )
+        summaries.append(
+            match(
+                settings,
+                [branch, *(f"^{tip}" for tip in before)],
+                repo=tree.repo,
+                jobs=jobs,
+                redo=redo,
+                on_result=on_result,
+                to_json=to_json,
+                scope=scope,
+            )
+        )
+        before.append(trees.branch_name(branch))
+    trees.update_releases(settings, repository, repo=key)
+    return summaries
+
+
+def _split(
+    settings: Settings,
+    repository: Repo,
+    todo: list[tuple[str, bool]],
+    *,
+    scope: trees.Scope,
+    done: set[str],
+) -> tuple[trees.Split, list[tuple[str, bool]]]:
+    """What of `todo` is answered from other commits, and what is left to match:
+    the rest of `todo`, after the upstream commits backports name that no run
+    matched yet (matched first, so the backports find them)."""
+    if not todo:
+        return trees.Split(), todo
+    with open_store(settings) as store:
+        span = store.date_range()
+        found = trees.split(
+            store,
+            repository,
+            [sha for sha, _ in todo],
+            scope=scope,
+            ranks=trees.scope_ranks(settings),
+        )
+    answered = found.answered
+    extra = [sha for sha in found.upstreams if sha not in done]
+    dated, _ = repository.dated_commits(extra)
+    first = [
+        (sha, span is not None and predates(_utc(stamp), span[0]))
+        for sha, stamp in dated
+    ]
+    return found, first + [item for item in todo if item[0] not in answered]
+
+
+def _count_split(summary: MatchSummary, found: trees.Split) -> None:
+    summary.backports = len(found.backports)
+    summary.rebased = len(found.rebased)
+    summary.commits += summary.backports + summary.rebased
 
 
 def _utc(stamp: int) -> datetime:

@@ -15,7 +15,9 @@ from e2g.cli.context import NOTHING_FOUND, ExitCode, RepoOption, options
 from e2g.errors import E2gError, OutputError, UsageError
 
 if TYPE_CHECKING:
-    from e2g.api.link import MatchSummary
+    from collections.abc import Callable
+
+    from e2g.api.link import Matched, MatchSummary
     from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
@@ -71,6 +73,42 @@ def render_link(result: LinkResult) -> None:
         f"    {commit.author.name} <{commit.author.email}>  {commit.author_date:%Y-%m-%d}"
     )
     output.out()
+    _render_trees(result)
+    _render_postings(result)
+    if result.own:
+        output.out("the backport's own mails:")
+        output.out()
+        for posting in result.own:
+            for line in _posting_lines(posting):
+                output.out(line)
+            output.out()
+
+
+def _render_trees(result: LinkResult) -> None:
+    """The upstream of a backport, and every tree's commit with its release."""
+    from e2g.render import releases_line
+
+    upstream = result.upstream
+    if upstream is not None:
+        tree = f" ({upstream.tree})" if upstream.tree else ""
+        output.out(
+            f"backport of {upstream.commit}{tree}, found by {upstream.how}; "
+            "its postings and review:"
+        )
+        output.out()
+    if len(result.trees) > 1 or any(place.tree for place in result.trees):
+        output.out("in trees:")
+        for place in result.trees:
+            where = "/".join(p for p in (place.tree, place.branch) if p) or place.repo
+            release = place.release or "not released yet"
+            output.out(f"  {place.commit[:12]}  {where:<24} {release:<12} {place.how}")
+        line = releases_line(result.trees)
+        if line:
+            output.out(f"  {line}")
+        output.out()
+
+
+def _render_postings(result: LinkResult) -> None:
     if not result.postings:
         output.out("no match: no posting of this commit's patch was found in the store")
         if result.note:
@@ -323,7 +361,47 @@ def match_summary(summary: MatchSummary) -> str:
         f"({methods or 'none'}), {n(summary.no_match)} no match, "
         f"{n(summary.skipped)} already done, {output.count(summary.merges, 'merge')} "
         f"skipped in {summary.elapsed:.1f} s ({summary.rate:,.0f} commits/s)"
+        + _tree_summary(summary)
     )
+
+
+def _tree_summary(summary: MatchSummary) -> str:
+    """What of the commits was answered from other commits (e2g.api.trees)."""
+    n = output.number
+    parts = [f"{n(summary.backports)} backports"] if summary.backports else []
+    parts += [f"{n(summary.rebased)} rebased"] if summary.rebased else []
+    where = f" [{summary.tree}]" if summary.tree else ""
+    return (
+        f"; {', '.join(parts)} answered from their upstream commits{where}"
+        if parts
+        else where
+    )
+
+
+def _match_trees(  # noqa: PLR0913 - keyword-only
+    ctx: typer.Context,
+    names: list[str],
+    *,
+    jobs: int,
+    redo: bool,
+    on_result: Callable[[Matched, MatchSummary], None],
+    jsonl: bool,
+) -> None:
+    """`e2g match --tree NAME...`: each tree's branches, one summary line each."""
+    from e2g.api.link import match_tree
+    from e2g.render import link_json
+
+    for name in names:
+        for summary in match_tree(
+            options(ctx).settings(),
+            name,
+            jobs=jobs,
+            redo=redo,
+            on_result=on_result,
+            to_json=link_json if jsonl else None,
+        ):
+            if not options(ctx).quiet:
+                output.err(match_summary(summary))
 
 
 def match(  # noqa: PLR0913 - one parameter per command-line option
@@ -370,9 +448,17 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
             "with new matching rules, say); their stored links are replaced.",
         ),
     ] = False,
+    tree: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tree",
+            help="Match the branches of this tree of the config file "
+            "([trees.NAME] repo, branches), in order, and its releases; repeatable.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Match every non-merge commit of a range and store the links."""
-    from e2g.api.link import Matched
     from e2g.api.link import match as match_range
     from e2g.render import link_json
 
@@ -386,6 +472,11 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
                 status=f"{output.number(summary.commits)} commits  {output.number(summary.matched)} matched  {summary.rate:,.0f}/s"
             )
 
+        if tree:
+            _match_trees(
+                ctx, tree, jobs=jobs, redo=redo, on_result=on_result, jsonl=jsonl
+            )
+            return
         summary = match_range(
             options(ctx).settings(),
             revs or [],

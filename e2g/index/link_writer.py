@@ -120,3 +120,69 @@ def link_rows(
             for posting in result.postings
         ),
     )
+
+
+class TreeWriter:
+    """Records what e2g.api.trees learns: which named tree and branch reaches each
+    commit, backport edges, and the first tag that contains each commit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connection: sqlite3.Connection = connect(path)
+
+    def __enter__(self) -> TreeWriter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.connection.close()
+
+    def set_branch(
+        self, repo: str, *, tree: str, branch: str, shas: Sequence[str]
+    ) -> None:
+        """`shas` are what `branch` of `tree` reaches now: any commit it reached
+        before and no longer does (a rebase) is kept, marked gone."""
+        with transaction(self.connection, self.path):
+            self.connection.execute(
+                "UPDATE tree_commits SET gone = 1 WHERE repo = ? AND tree = ? "
+                "AND branch = ?",
+                (repo, tree, branch),
+            )
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO tree_commits(repo, tree, branch, sha, gone) "
+                "VALUES (?, ?, ?, ?, 0)",
+                [(repo, tree, branch, sha) for sha in shas],
+            )
+
+    def add_backports(self, edges: Sequence[tuple[str, str, str, str, str]]) -> None:
+        """(repo, sha, upstream_repo, upstream_sha, how) rows, replacing older ones."""
+        with transaction(self.connection, self.path):
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO backports(repo, sha, upstream_repo, "
+                "upstream_sha, how) VALUES (?, ?, ?, ?, ?)",
+                edges,
+            )
+
+    def add_releases(
+        self,
+        repo: str,
+        *,
+        found: Sequence[tuple[str, str]],
+        tags: Sequence[tuple[str, str]],
+    ) -> None:
+        """(sha, tag) first releases, and the (tag, target) tags they came from: a
+        commit keeps the tag found first (an earlier run's tags are older)."""
+        with transaction(self.connection, self.path):
+            self.connection.executemany(
+                "INSERT OR IGNORE INTO releases(repo, sha, tag) VALUES (?, ?, ?)",
+                [(repo, sha, tag) for sha, tag in found],
+            )
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO release_tags(repo, tag, target) "
+                "VALUES (?, ?, ?)",
+                [(repo, tag, target) for tag, target in tags],
+            )

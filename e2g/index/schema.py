@@ -326,6 +326,46 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE commits ADD COLUMN patch_id TEXT;
     """,
+    # 14: trees (issue 26). Which named tree and branch reaches each commit
+    # (`gone` once a rebase left it behind: kept as history, dropped from answers);
+    # backport edges to the upstream commit and how they were found; and per
+    # repository the first tag that contains each commit, with the tags already
+    # walked, so a later run walks only new tags. Commits are found by sha (an
+    # upstream named in a backport's message, in any repository) and by patch-id.
+    """
+    CREATE INDEX commits_sha ON commits(sha);
+    CREATE INDEX commits_patch_id ON commits(patch_id) WHERE patch_id IS NOT NULL;
+    CREATE TABLE tree_commits (
+        repo TEXT NOT NULL,
+        tree TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        gone INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (repo, tree, branch, sha)
+    ) WITHOUT ROWID;
+    CREATE INDEX tree_commits_sha ON tree_commits(sha);
+    CREATE TABLE backports (
+        repo TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        upstream_repo TEXT NOT NULL,
+        upstream_sha TEXT NOT NULL,
+        how TEXT NOT NULL,
+        PRIMARY KEY (repo, sha)
+    ) WITHOUT ROWID;
+    CREATE INDEX backports_upstream ON backports(upstream_sha);
+    CREATE TABLE releases (
+        repo TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (repo, sha)
+    ) WITHOUT ROWID;
+    CREATE TABLE release_tags (
+        repo TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        target TEXT NOT NULL,
+        PRIMARY KEY (repo, tag)
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

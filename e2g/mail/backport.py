@@ -147,3 +147,20 @@ def process_title(subject: str) -> str | None:
     if found is None:
         return None
     return parse_subject(found[1]).title
+
+
+_VERSION_IN = re.compile(r"\b(\d{1,2}\.\d{1,3})(?:\.y|\.\d{1,3})?(?:-stable)?\b")
+
+
+def process_version(subject: str) -> str | None:
+    """The stable series a backport-process mail is for ("6.1"), or None when it
+    names none: the AUTOSEL or review tag, or the tree a notice names."""
+    notice = _FAILED.match(subject) or _QUEUED.match(subject)
+    if notice is not None:
+        found = _VERSION_IN.search(subject[notice.end(1) :])
+        return found[1] if found else None
+    for tag in parse_subject(subject).tags:
+        found = _VERSION_IN.fullmatch(tag)
+        if found:
+            return found[1]
+    return None

@@ -18,6 +18,7 @@ from sys import intern
 from typing import Generic, NamedTuple, TypeVar
 
 from e2g.index.store import Store, SubjectLookup
+from e2g.mail.backport import process_kind
 from e2g.model.links import Commit
 from e2g.model.stored import StoredMessage
 
@@ -55,7 +56,12 @@ class Pool:
     later: dict[str, list[StoredMessage]] = field(default_factory=dict)
 
     def add(self, found: Sequence[StoredMessage], source: str) -> None:
+        """Propose `found`; a mail of the backport process (AUTOSEL, a stable review,
+        FAILED or queued notice) never: it carries a patch already applied, and is
+        that backport's posting (e2g.api.trees), not the patch's review."""
         for message in found:
+            if process_kind(message.subject) is not None:
+                continue
             self.messages.setdefault(message.message_id, message)
             self.sources.setdefault(message.message_id, set()).add(source)
 

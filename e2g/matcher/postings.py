@@ -15,6 +15,7 @@ from functools import partial
 
 from e2g.index.store import Store, StoredLink
 from e2g.mail import threads as thread_rules
+from e2g.mail.backport import process_kind
 from e2g.mail.threads import replies_below
 from e2g.matcher.candidates import Memo, MessageCache, window
 from e2g.matcher.scoring import Score, normalise_name
@@ -54,7 +55,10 @@ def family(
     )
     # The caller still asks a same-subject relative for shared content.
     found = [message for message in same_subject if same_author(best, message)][:100]
-    return found + (same_patch if best.patch_id else [])
+    found += same_patch if best.patch_id else []
+    # A stable review or AUTOSEL mail repeats the patch (same subject, same patch-id,
+    # often the same From:): a posting of the backport, not a version of this patch.
+    return [message for message in found if process_kind(message.subject) is None]
 
 
 def same_author(one: StoredMessage, other: StoredMessage) -> bool:

@@ -113,13 +113,43 @@ def commit_info(commit: Commit) -> CommitInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Upstream(Compact):
+    """The commit a backport was taken from."""
+
+    commit: str
+    repo: str
+    how: str  # mail.backport's note ("commit-upstream", "cherry-picked", ...) or "patch-id"
+    tree: str | None = None  # its named tree ("mainline"), where one is configured
+    subject: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InTree(Compact):
+    """One tree's commit of a patch: the upstream commit ("applied") or a backport
+    (how it was found), the branch that reaches it and the first tag containing it."""
+
+    repo: str
+    tree: str | None  # None: the repository is no named tree
+    branch: str | None
+    commit: str
+    how: str
+    release: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class LinkResult(Compact):
-    """The answer to `e2g link REV`: every posting of the commit, or an explicit no match."""
+    """The answer to `e2g link REV`: every posting of the commit, or an explicit no match.
+
+    For a backport, `postings` are its upstream commit's (the review it inherits) and
+    `own` the backport's own mails (AUTOSEL, stable review, FAILED, queued)."""
 
     commit: CommitInfo
     postings: tuple[Posting, ...]
     rejected: tuple[Rejected, ...] = ()
     note: str = ""  # e.g. why no match was possible: the commit is outside the archive
+    upstream: Upstream | None = None
+    trees: tuple[InTree, ...] = ()
+    own: tuple[Posting, ...] = ()
 
     @property
     def status(self) -> str:

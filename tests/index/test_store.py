@@ -441,6 +441,8 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "CREATE TABLE index_changes (rev INTEGER PRIMARY KEY AUTOINCREMENT,"
         " message_id TEXT NOT NULL);"
         "ALTER TABLE messages ADD COLUMN title TEXT NOT NULL DEFAULT '';"
+        "DROP INDEX commits_sha;DROP INDEX commits_patch_id;DROP TABLE tree_commits;"
+        "DROP TABLE backports;DROP TABLE releases;DROP TABLE release_tags;"
         "ALTER TABLE commits DROP COLUMN patch_id;"
         "PRAGMA user_version = 9;COMMIT;"
     )

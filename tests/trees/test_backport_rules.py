@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.mail.backport import ProcessKind, parse_backport, process_kind, process_title
+from e2g.mail.backport import (
+    ProcessKind,
+    parse_backport,
+    process_kind,
+    process_title,
+    process_version,
+)
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -146,3 +152,22 @@ def test_process_title() -> None:
 def test_process_kind_never_raises(subject: str) -> None:
     process_kind(subject)
     process_title(subject)
+
+
+@pytest.mark.parametrize(
+    ("subject", "version"),
+    [
+        ("[PATCH AUTOSEL 6.1 12/40] mm: fix", "6.1"),
+        ("[PATCH 5.15 012/100] mm: fix 4.19 things", "5.15"),
+        ("[PATCH 5.10.y] mm: fix", "5.10"),
+        (
+            'FAILED: patch "[PATCH] mm: fix 2.6 era" failed to apply to 6.6-stable tree',
+            "6.6",
+        ),
+        ('Patch "mm: fix" has been added to the 6.1-stable tree', "6.1"),
+        ("[PATCH stable] mm: fix", None),
+        ("[PATCH] mm: fix", None),
+    ],
+)
+def test_process_version(subject: str, version: str | None) -> None:
+    assert process_version(subject) == version

@@ -1,0 +1,538 @@
+"""Trees: the branches that reach a commit, backports and their upstream commits,
+and the first release of each.
+
+`e2g match` asks `split()` which of the commits it is about to match are backports
+of a commit that is matched (or being matched) anyway: those cost a store lookup,
+not a mail search, and inherit the upstream's review. Backports are found from the
+commit message first (mail.backport's notes, an abbreviated sha expanded in the
+repository), then by an equal `git patch-id --stable`. `store_backports()` writes
+their answers once the batch has matched the rest. `e2g link` asks `attach()` to add
+the upstream, the trees and their releases to an answer.
+
+Trees are named in the config file (config.TreeConfig), listed upstream first: a
+patch-id match never makes a commit the backport of one in a tree listed after its
+own (mainline is never the backport of linux-next's copy of a patch). A branch that
+is matched again after a rebase keeps its old commits as history (`gone`): a new
+commit with the patch-id of one it lost takes that one's answer, and only commits a
+branch still reaches are answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from e2g.config import Settings, TreeConfig
+from e2g.errors import UsageError
+from e2g.git import trees as git_trees
+from e2g.git.repo import Repo
+from e2g.git.trees import CommitHead
+from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
+from e2g.index.store import BackportEdge, Store, StoredSha, TreePlace
+from e2g.mail.backport import parse_backport, process_kind, process_version
+from e2g.mail.subject import subject_key
+from e2g.matcher.postings import UrlFor, thread_links, to_posting
+from e2g.model.links import Commit, Evidence, InTree, Posting, Upstream
+
+# A backport's own mails: at most this many of the same title are looked at.
+PROCESS_MAILS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where the commits being matched sit: the repository's key in the store, and
+    the named tree and branch they are matched for (None: no named tree)."""
+
+    repo: str
+    tree: str | None = None
+    branch: str | None = None
+    rank: int = 0  # the tree's place in the config: 0 is the most upstream
+
+    @property
+    def version(self) -> str | None:
+        """The stable version a branch name carries ("linux-6.1.y": "6.1")."""
+        found = re.search(r"(\d+\.\d+)", self.branch or "")
+        return found[1] if found else None
+
+
+@dataclass(slots=True)
+class Split:
+    """What `split` found among the commits about to be matched."""
+
+    backports: dict[str, BackportEdge] = field(default_factory=dict)
+    rebased: dict[str, StoredSha] = field(default_factory=dict)  # new sha: old one
+    upstreams: list[str] = field(default_factory=list)  # to match first, in this repo
+    heads: dict[str, CommitHead] = field(default_factory=dict)
+
+    @property
+    def answered(self) -> set[str]:
+        return set(self.backports) | set(self.rebased)
+
+
+def split(
+    store: Store,
+    repository: Repo,
+    shas: Sequence[str],
+    *,
+    scope: Scope,
+    ranks: dict[str, int],
+) -> Split:
+    """Which of `shas` (about to be matched) are backports or rebased copies of
+    commits that are stored, or among `shas` themselves."""
+    found = Split(
+        heads={head.sha: head for head in git_trees.read_heads(repository, shas)}
+    )
+    _by_note(store, repository, found, scope=scope)
+    left = [sha for sha in shas if sha not in found.answered]
+    _by_patch_id(store, repository, found, left, scope=scope, ranks=ranks)
+    return found
+
+
+def _by_note(store: Store, repository: Repo, found: Split, *, scope: Scope) -> None:
+    """Backports whose message names their upstream commit."""
+    notes = {
+        sha: note
+        for sha, head in found.heads.items()
+        if (note := parse_backport(head.message)) is not None and note.shas
+    }
+    named = sorted({short for note in notes.values() for short in note.shas})
+    in_repo = git_trees.expand(repository, named)
+    for sha, note in notes.items():
+        for short in note.shas:
+            upstream = _locate(store, short, in_repo.get(short), found, scope=scope)
+            if upstream is not None and upstream[1] != sha:
+                found.backports[sha] = BackportEdge(
+                    scope.repo, sha, *upstream, note.how
+                )
+                break
+
+
+def _locate(
+    store: Store, short: str, full: str | None, found: Split, *, scope: Scope
+) -> tuple[str, str] | None:
+    """(repository key, sha) of the commit `short` names: one being matched now,
+    else a stored one (this repository first), else one of this repository to
+    match first; None when neither the store nor the repository knows it."""
+    if full is not None and full in found.heads:
+        return scope.repo, full
+    stored = store.commits_by_prefix(full or short)
+    if len({row.sha for row in stored}) == 1:
+        mine = [row for row in stored if row.repo == scope.repo]
+        row = (mine or stored)[0]
+        return row.repo, row.sha
+    if full is not None:
+        if full not in found.upstreams:
+            found.upstreams.append(full)
+        return scope.repo, full
+    return None
+
+
+def _by_patch_id(  # noqa: PLR0913 - keyword-only
+    store: Store,
+    repository: Repo,
+    found: Split,
+    shas: Sequence[str],
+    *,
+    scope: Scope,
+    ranks: dict[str, int],
+) -> None:
+    """Backports (and rebased copies) with no note, by equal patch-id.
+
+    Diffs are read only where a copy may be: commits of a named branch below the
+    most upstream tree or matched before (a rebase), and commits of this run whose
+    subject another of them repeats (a plain cherry-pick within one repository)."""
+    known = (
+        store.branch_shas(scope.repo, scope.tree, scope.branch)
+        if scope.tree is not None and scope.branch is not None
+        else {}
+    )
+    ids = git_trees.patch_ids(repository, _copies_possible(found, shas, scope, known))
+    stored = store.commits_with_patch_ids(sorted(set(ids.values())))
+    places = store.tree_places(
+        sorted({row.sha for rows in stored.values() for row in rows})
+    )
+    run: dict[str, list[str]] = {}
+    for sha, patch_id in ids.items():
+        run.setdefault(patch_id, []).append(sha)
+    for sha, patch_id in ids.items():
+        rows = stored.get(patch_id, [])
+        old = [row for row in rows if known.get(row.sha) is True]
+        if old:
+            found.rebased[sha] = old[0]
+            continue
+        upstream = _earliest(
+            sha,
+            found,
+            scope=scope,
+            run=run[patch_id],
+            stored=[
+                row
+                for row in rows
+                if _may_be_upstream(places.get(row.sha, []), scope=scope, ranks=ranks)
+            ],
+        )
+        if upstream is not None:
+            found.backports[sha] = BackportEdge(
+                scope.repo, sha, upstream.repo, upstream.sha, "patch-id"
+            )
+
+
+def _copies_possible(
+    found: Split, shas: Sequence[str], scope: Scope, known: dict[str, bool]
+) -> list[str]:
+    if scope.tree is not None and (scope.rank > 0 or known):
+        return list(shas)
+    subjects: dict[str, list[str]] = {}
+    for sha in shas:
+        subjects.setdefault(subject_key(found.heads[sha].subject), []).append(sha)
+    return [sha for group in subjects.values() if len(group) > 1 for sha in group]
+
+
+def _may_be_upstream(
+    places: Sequence[TreePlace], *, scope: Scope, ranks: dict[str, int]
+) -> bool:
+    """Whether a stored commit reached by `places` may be the upstream of a commit
+    of `scope`: not one of this very branch, nor only in trees listed after it."""
+    if any(p.tree == scope.tree and p.branch == scope.branch for p in places):
+        return False
+    if scope.tree is None or not places:
+        return True
+    return any(ranks.get(p.tree, 0) <= scope.rank for p in places)
+
+
+def _earliest(
+    sha: str,
+    found: Split,
+    *,
+    scope: Scope,
+    run: Sequence[str],
+    stored: Sequence[StoredSha],
+) -> StoredSha | None:
+    """The earliest committed other copy of the patch, committed before `sha`."""
+    me = int(found.heads[sha].commit_date.timestamp())
+    candidates = [row for row in stored if row.sha != sha]
+    candidates += [
+        StoredSha(
+            scope.repo, other, "", int(found.heads[other].commit_date.timestamp())
+        )
+        for other in run
+        if other != sha and other not in found.backports
+    ]
+    earlier = [row for row in candidates if (row.commit_date, row.sha) < (me, sha)]
+    return min(earlier, key=lambda row: (row.commit_date, row.sha), default=None)
+
+
+def process_postings(
+    store: Store, subject: str, *, version: str | None
+) -> list[tuple[str, str, str]]:
+    """(message_id, kind, detail) of the backport-process mails of a patch titled
+    `subject`, for the stable series `version` when one is known."""
+    found = []
+    for message in store.process_mails(subject_key(subject), limit=PROCESS_MAILS):
+        kind = process_kind(message.subject)
+        if kind is None:
+            continue
+        series = process_version(message.subject)
+        if version is not None and series is not None and series != version:
+            continue
+        detail = f"{kind} mail" + (f" for {series}" if series else "")
+        found.append((message.message_id, str(kind), detail))
+    return found
+
+
+def backport_rows(
+    store: Store, found: Split, *, scope: Scope, max_seq: int
+) -> list[LinkRows]:
+    """The `commits` and `links` rows of `found`'s backports and rebased copies,
+    once the batch has stored their upstream commits: a backport takes its
+    upstream's status ("backport" as its method when that is matched) and files,
+    and links its own process mails; a rebased copy takes the old commit's answer."""
+    rows = []
+    for sha, edge in found.backports.items():
+        upstream = store.stored_commits(edge.upstream_repo, [edge.upstream_sha])
+        status = store.commit_statuses(edge.upstream_repo, [edge.upstream_sha])
+        stored = upstream.get(edge.upstream_sha)
+        matched = status.get(edge.upstream_sha) == "matched"
+        own = process_postings(store, found.heads[sha].subject, version=scope.version)
+        rows.append(
+            LinkRows(
+                commit=_commit_row(
+                    found.heads[sha],
+                    files=stored.files if stored else (),
+                    status="matched" if matched else "no-match",
+                    method="backport" if matched else None,
+                    max_seq=max_seq,
+                ),
+                links=tuple(
+                    (mid, kind, 1.0, 0, json.dumps([["backport", detail]]))
+                    for mid, kind, detail in own
+                ),
+            )
+        )
+    rows += [
+        _rebased_row(store, found.heads[sha], old, max_seq=max_seq)
+        for sha, old in found.rebased.items()
+    ]
+    return rows
+
+
+def _commit_row(  # noqa: PLR0913 - keyword-only
+    head: CommitHead,
+    *,
+    files: Sequence[str],
+    status: str,
+    method: str | None,
+    max_seq: int,
+    score: float | None = None,
+) -> tuple[
+    str, str, str, str, int, int, str, str, str | None, float | None, int, str | None
+]:
+    return (
+        head.sha,
+        head.subject,
+        head.author.name,
+        head.author.email,
+        int(head.author_date.timestamp()),
+        int(head.commit_date.timestamp()),
+        "\n".join(files),
+        status,
+        method,
+        score,
+        max_seq,
+        None,
+    )
+
+
+def _rebased_row(
+    store: Store, head: CommitHead, old: StoredSha, *, max_seq: int
+) -> LinkRows:
+    stored = store.stored_commits(old.repo, [old.sha]).get(old.sha)
+    links = store.links_of_commits(old.repo, [old.sha]).get(old.sha, [])
+    applied = next((link for link in links if link.applied), None)
+    return LinkRows(
+        commit=_commit_row(
+            head,
+            files=stored.files if stored else (),
+            status=old.status,
+            method=applied.method if applied else None,
+            score=applied.score if applied else None,
+            max_seq=max_seq,
+        ),
+        links=tuple(
+            (
+                link.message_id,
+                link.method,
+                link.score,
+                int(link.applied),
+                json.dumps([[*pair] for pair in link.evidence]),
+            )
+            for link in links
+        ),
+    )
+
+
+def store_split(
+    settings: Settings, found: Split, *, scope: Scope, max_seq: int
+) -> None:
+    """Write what `split` found, after the batch stored the commits it names."""
+    if not found.backports and not found.rebased:
+        return
+    from e2g.api.core import open_store
+
+    with open_store(settings) as store:
+        rows = backport_rows(store, found, scope=scope, max_seq=max_seq)
+    with LinkWriter(settings.store_path, repo=scope.repo) as writer:
+        writer.write(rows)
+    with TreeWriter(settings.store_path) as writer:
+        writer.add_backports(
+            [
+                (edge.repo, edge.sha, edge.upstream_repo, edge.upstream_sha, edge.how)
+                for edge in found.backports.values()
+            ]
+        )
+
+
+def scope_ranks(settings: Settings) -> dict[str, int]:
+    """Each named tree's place in the config file: 0 is the most upstream."""
+    return {tree.name: rank for rank, tree in enumerate(settings.trees)}
+
+
+def tree_named(settings: Settings, name: str) -> TreeConfig:
+    for tree in settings.trees:
+        if tree.name == name:
+            return tree
+    known = ", ".join(tree.name for tree in settings.trees) or "none configured"
+    raise UsageError(
+        f"no tree named {name!r} in the config file (known: {known}); add "
+        f'[trees.{name}] repo = "PATH", branches = ["BRANCH", ...]'
+    )
+
+
+def branch_name(branch: str) -> str:
+    """What a configured branch is called: the tip of a range ("v6.1..linux-6.1.y")."""
+    return branch.rsplit("..", 1)[-1] or branch
+
+
+def record_branch(
+    settings: Settings,
+    repository: Repo,
+    *,
+    scope: Scope,
+    revs: Sequence[str],
+    exclude: Sequence[str],
+) -> list[str]:
+    """Store which commits `scope`'s branch reaches beyond `exclude` (the branches
+    listed before it), marking those it reached before and lost as gone; return them."""
+    shas = git_trees.range_shas(repository, revs, exclude=exclude)
+    assert scope.tree is not None and scope.branch is not None
+    with TreeWriter(settings.store_path) as writer:
+        writer.set_branch(scope.repo, tree=scope.tree, branch=scope.branch, shas=shas)
+    return shas
+
+
+def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
+    """Walk the tags of `repository` not walked before (one `git rev-list` each) and
+    store the first tag that contains each commit; how many commits got one."""
+    from e2g.api.core import open_store
+
+    tags = git_trees.tags(repository)
+    with open_store(settings) as store:
+        done = store.release_tags(repo)
+    new = [tag for tag in tags if done.get(tag.name) != tag.target]
+    if not new:
+        return 0
+    before = [tag for tag in tags if done.get(tag.name) == tag.target]
+    found = list(git_trees.first_tags(repository, new, before=before))
+    with TreeWriter(settings.store_path) as writer:
+        writer.add_releases(
+            repo, found=found, tags=[(tag.name, tag.target) for tag in new]
+        )
+    return len(found)
+
+
+# -- what `e2g link` shows ----------------------------------------------------------
+
+
+def upstream_edge(
+    store: Store, repository: Repo, *, repo: str, commit: Commit
+) -> BackportEdge | None:
+    """The upstream of `commit` (of the repository keyed `repo`): stored by `e2g
+    match`, else read from its message now, else the earliest other commit of the
+    store with its patch-id, committed before it."""
+    stored = store.backport_edges(repo, [commit.sha]).get(commit.sha)
+    if stored is not None:
+        return stored
+    note = parse_backport(f"{commit.subject}\n\n{commit.body}")
+    if note is not None and note.shas:
+        in_repo = git_trees.expand(repository, note.shas)
+        for short in note.shas:
+            full = in_repo.get(short)
+            rows = store.commits_by_prefix(full or short)
+            if len({row.sha for row in rows}) == 1 and rows[0].sha != commit.sha:
+                return BackportEdge(
+                    repo, commit.sha, rows[0].repo, rows[0].sha, note.how
+                )
+            if full is not None and full != commit.sha:
+                return BackportEdge(repo, commit.sha, repo, full, note.how)
+    return _patch_id_edge(store, repo=repo, commit=commit)
+
+
+def _patch_id_edge(store: Store, *, repo: str, commit: Commit) -> BackportEdge | None:
+    patch_id = commit.patch.patch_id
+    if not patch_id:
+        return None
+    stamp = int(commit.commit_date.timestamp())
+    rows = [
+        row
+        for row in store.commits_with_patch_ids([patch_id]).get(patch_id, [])
+        if row.sha != commit.sha and row.commit_date < stamp
+    ]
+    places = store.tree_places([row.sha for row in rows])
+    rows = [
+        row
+        for row in rows
+        if not all(p.gone for p in places.get(row.sha, []) or [_LIVE])
+    ]
+    if not rows:
+        return None
+    return BackportEdge(repo, commit.sha, rows[0].repo, rows[0].sha, "patch-id")
+
+
+_LIVE = TreePlace("", "", "", "", gone=False)
+
+
+def own_postings(
+    store: Store, commit: Commit, *, version: str | None, url_for: UrlFor
+) -> tuple[Posting, ...]:
+    """The backport process's mails for `commit`, as postings of it."""
+    threads = thread_links(store)
+    found = process_postings(store, commit.subject, version=version)
+    messages = {m.message_id: m for m in store.messages([mid for mid, _, _ in found])}
+    return tuple(
+        to_posting(
+            store,
+            messages[mid],
+            method=kind,
+            score=1.0,
+            applied=False,
+            url_for=url_for,
+            evidence=(Evidence("backport", detail),),
+            threads=threads,
+        )
+        for mid, kind, detail in found
+        if mid in messages
+    )
+
+
+def branch_version(store: Store, sha: str) -> str | None:
+    """The stable series of the first live branch that reaches `sha` ("6.1")."""
+    for place in store.tree_places([sha]).get(sha, []):
+        if not place.gone:
+            return Scope(place.repo, place.tree, place.branch).version
+    return None
+
+
+def in_trees(
+    store: Store, *, repo: str, sha: str, edge: BackportEdge | None
+) -> tuple[InTree, ...]:
+    """Every tree's commit of the patch `sha` carries: the upstream commit first
+    ("applied"), then its backports, each on each live branch that reaches it, with
+    its first release; commits a rebase left behind are left out."""
+    root_repo, root = (edge.upstream_repo, edge.upstream_sha) if edge else (repo, sha)
+    copies = [e for e in store.backports_of([root]) if e.upstream_repo == root_repo]
+    if edge is not None and all(e.sha != sha for e in copies):
+        copies.append(edge)
+    entries = [(root_repo, root, "applied")] + [(e.repo, e.sha, e.how) for e in copies]
+    places = store.tree_places([s for _, s, _ in entries])
+    releases: dict[str, str] = {}
+    for key in {r for r, _, _ in entries}:
+        releases.update(store.releases(key, [s for r, s, _ in entries if r == key]))
+    found = []
+    for key, commit, how in entries:
+        mine = [p for p in places.get(commit, []) if p.repo == key]
+        live: list[TreePlace | None] = [p for p in mine if not p.gone]
+        if mine and not live:
+            continue  # history: a rebase replaced it
+        for place in live or [None]:
+            found.append(
+                InTree(
+                    repo=key,
+                    tree=place.tree if place else None,
+                    branch=place.branch if place else None,
+                    commit=commit,
+                    how=how,
+                    release=releases.get(commit),
+                )
+            )
+    return tuple(found)
+
+
+def upstream_of(store: Store, edge: BackportEdge) -> Upstream:
+    """`edge`'s upstream as `e2g link` names it, with its tree and subject."""
+    places = store.tree_places([edge.upstream_sha]).get(edge.upstream_sha, [])
+    tree = next((p.tree for p in places if not p.gone), None)
+    stored = store.stored_commits(edge.upstream_repo, [edge.upstream_sha])
+    subject = stored[edge.upstream_sha].subject if edge.upstream_sha in stored else ""
+    return Upstream(edge.upstream_sha, edge.upstream_repo, edge.how, tree, subject)

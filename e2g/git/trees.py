@@ -1,0 +1,181 @@
+"""What git says of trees: commit heads without diffs, patch-ids, abbreviated shas,
+the tags that first contain commits, and merges.
+
+Runs git, one process per call (never one per commit); parses nothing of mail. Used
+by e2g.api.trees, which brings these facts and the store together.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from e2g.errors import RepoError
+from e2g.git.repo import Repo
+from e2g.model import MAX_BODY, MAX_SUBJECT, Address
+
+# One record per commit: sha, parents, author, dates, then the whole message.
+_START = "\x00E2GT\x01"
+_HEAD_FORMAT = "%x00E2GT%x01%H%x00%P%x00%aN%x00%aE%x00%at%x00%ct%x00%B"
+
+
+@dataclass(frozen=True, slots=True)
+class CommitHead:
+    """A commit without its diff: enough to read its notes and show it."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: Address
+    author_date: datetime
+    commit_date: datetime
+    message: str
+
+    @property
+    def subject(self) -> str:
+        return " ".join(self.message.split("\n", 1)[0].split())[:MAX_SUBJECT]
+
+
+def _git(repo: Repo, arguments: Sequence[str], *, data: bytes | None = None) -> bytes:
+    command = ["git", "-C", str(repo.root), *arguments]
+    try:
+        found = subprocess.run(command, input=data, capture_output=True, check=False)
+    except FileNotFoundError as error:
+        raise RepoError("git not found on PATH") from error
+    if found.returncode != 0:
+        message = found.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RepoError(
+            f"git {arguments[0]} failed in {repo.root}: "
+            + (message[-1] if message else f"exit {found.returncode}")
+        )
+    return found.stdout
+
+
+def read_heads(repo: Repo, shas: Sequence[str]) -> list[CommitHead]:
+    """The commits `shas` (full shas), in their order, from one `git log --no-walk`."""
+    if not shas:
+        return []
+    output = _git(
+        repo,
+        [
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--encoding=UTF-8",
+            "--no-notes",
+            f"--format={_HEAD_FORMAT}",
+        ],
+        data="".join(f"{sha}\n" for sha in shas).encode(),
+    )
+    text = output.decode("utf-8", "replace")
+    return [head for record in text.split(_START)[1:] if (head := _head(record))]
+
+
+def _head(record: str) -> CommitHead | None:
+    fields = record.split("\x00", 6)
+    if len(fields) < 7:
+        return None
+    sha, parents, name, email, authored, committed, message = fields
+    return CommitHead(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author=Address(name, email),
+        author_date=datetime.fromtimestamp(int(authored), UTC),
+        commit_date=datetime.fromtimestamp(int(committed), UTC),
+        message=message.rstrip("\n")[:MAX_BODY],
+    )
+
+
+def expand(repo: Repo, abbreviated: Sequence[str]) -> dict[str, str]:
+    """Each abbreviated sha that names exactly one commit of `repo`, as its full sha
+    (one `git cat-file --batch-check`; an ambiguous or unknown one is left out)."""
+    if not abbreviated:
+        return {}
+    output = _git(
+        repo,
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+        data="".join(f"{sha}^{{commit}}\n" for sha in abbreviated).encode(),
+    )
+    found: dict[str, str] = {}
+    for short, line in zip(abbreviated, output.decode().splitlines(), strict=False):
+        words = line.split()
+        if len(words) == 2 and words[1] == "commit":
+            found[short] = words[0]
+    return found
+
+
+def patch_ids(repo: Repo, shas: Sequence[str]) -> dict[str, str]:
+    """`git patch-id --stable` of each commit of `shas` that has a diff, from one
+    `git log -p --no-walk` piped into one `git patch-id`."""
+    if not shas:
+        return {}
+    diffs = _git(
+        repo,
+        ["log", "-p", "--no-walk=unsorted", "--stdin", "--format=commit %H"],
+        data="".join(f"{sha}\n" for sha in shas).encode(),
+    )
+    output = _git(repo, ["patch-id", "--stable"], data=diffs)
+    found: dict[str, str] = {}
+    for line in output.decode().splitlines():
+        words = line.split()
+        if len(words) == 2:
+            found[words[1]] = words[0]
+    return found
+
+
+def range_shas(
+    repo: Repo, revs: Sequence[str], *, exclude: Sequence[str] = ()
+) -> list[str]:
+    """Every commit (merges too) `revs` reaches that none of `exclude` does, newest
+    first: the commits a branch holds beyond the branches listed before it."""
+    output = _git(
+        repo,
+        ["rev-list", "--stdin"],
+        data="".join(
+            [*(f"{rev}\n" for rev in revs), *(f"^{rev}\n" for rev in exclude)]
+        ).encode(),
+    )
+    return output.decode().split()
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    name: str
+    target: str  # the commit it names
+
+
+def tags(repo: Repo, *, pattern: str = "refs/tags") -> list[Tag]:
+    """The tags that name commits, oldest first (by tagger date, else commit date),
+    from one `git for-each-ref`."""
+    output = _git(
+        repo,
+        [
+            "for-each-ref",
+            "--sort=creatordate",
+            "--format=%(refname:short)%00%(*objectname)%00%(objectname)%00%(*objecttype)%00%(objecttype)",
+            pattern,
+        ],
+    )
+    found = []
+    for line in output.decode("utf-8", "replace").splitlines():
+        name, peeled, direct, peeled_type, direct_type = line.split("\x00")
+        if peeled_type == "commit":
+            found.append(Tag(name, peeled))
+        elif not peeled and direct_type == "commit":
+            found.append(Tag(name, direct))
+    return found
+
+
+def first_tags(
+    repo: Repo, ordered: Sequence[Tag], *, before: Sequence[Tag]
+) -> Iterator[tuple[str, str]]:
+    """(sha, tag) for each commit that `ordered`'s tags bring in, each commit under
+    the first of them that contains it; commits any tag of `before` (tags processed
+    on an earlier run) contains are left out. One `git rev-list` per tag, each
+    walking only what the tags before it did not reach."""
+    seen = [tag.target for tag in before]
+    for tag in ordered:
+        for sha in range_shas(repo, [tag.target], exclude=seen):
+            yield sha, tag.name
+        seen.append(tag.target)

@@ -1,0 +1,122 @@
+"""Trees: backports found by their notes and by patch-id, the review they inherit,
+the backport process's mails, rebased branches and releases, on a world built in a
+temp dir (tests/trees/world.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+from e2g.api import core
+from e2g.api.core import open_store
+from e2g.api.link import link, match_tree, stored_results
+from e2g.render import releases_line
+from tests.trees.world import REVIEWER, World, build
+
+
+def settings_for(world: World, data: Path) -> config.Settings:
+    return config.resolve(
+        data_dir=data,
+        env={"XDG_CONFIG_HOME": str(world.config.parent.parent)},
+        home=data.parent,
+    )
+
+
+@pytest.fixture(scope="module")
+def matched(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, config.Settings]:
+    root = tmp_path_factory.mktemp("trees")
+    world = build(root)
+    settings = settings_for(world, root / "data")
+    core.ingest(settings, [world.archive])
+    for name in ("mainline", "stable", "next"):
+        match_tree(settings, name, jobs=1)
+    return world, settings
+
+
+def edges(settings: config.Settings, world: World) -> dict[str, tuple[str, str]]:
+    with open_store(settings) as store:
+        found = store.backports_of(list(world.shas.values()))
+    names = {sha: name for name, sha in world.shas.items()}
+    return {
+        names[e.sha]: (names.get(e.upstream_sha, e.upstream_sha), e.how) for e in found
+    }
+
+
+def test_backports_by_note_and_patch_id(matched: tuple[World, config.Settings]) -> None:
+    world, settings = matched
+    assert edges(settings, world) == {
+        "A-1.0": ("A", "cherry-picked"),
+        "B-1.0": ("B", "commit-upstream"),
+        "C-1.0": ("C", "patch-id"),
+        "E-1.0": ("E", "upstream-commit"),
+        "D-1.1": ("D", "upstream-commit"),
+    }
+
+
+def test_a_backport_inherits_its_upstream_review(
+    matched: tuple[World, config.Settings],
+) -> None:
+    world, settings = matched
+    result = link(settings, world.shas["B-1.0"], repo=world.repo)
+    assert result.upstream is not None
+    assert (result.upstream.commit, result.upstream.how) == (
+        world.shas["B"],
+        "commit-upstream",
+    )
+    assert result.upstream.tree == "mainline"
+    applied = [p for p in result.postings if p.applied]
+    assert [p.message_id for p in applied] == ["B@example.org"]
+    assert applied[0].reviewers == (f"Reviewed-by: {REVIEWER}",)
+    assert [(p.message_id, p.method) for p in result.own] == [
+        ("process-B@example.org", "stable-review")
+    ]
+
+
+def test_process_mails_are_never_the_upstream_review(
+    matched: tuple[World, config.Settings],
+) -> None:
+    world, settings = matched
+    for name in "ABCD":
+        result = link(settings, world.shas[name], repo=world.repo)
+        ids = {p.message_id for p in result.postings}
+        assert ids == {f"{name}@example.org"}, name
+        assert result.upstream is None
+        stored = next(stored_results(settings, str(world.repo), [world.shas[name]]))
+        assert {p.message_id for p in stored.postings} == ids
+
+
+def test_trees_and_releases(matched: tuple[World, config.Settings]) -> None:
+    world, settings = matched
+    names = {sha: name for name, sha in world.shas.items()}
+    for rev in ("A", "A-1.0"):
+        result = link(settings, world.shas[rev], repo=world.repo)
+        assert [
+            (names[p.commit], p.tree, p.branch, p.how, p.release) for p in result.trees
+        ] == [
+            ("A", "mainline", "master", "applied", "v1.1"),
+            ("A-1.0", "stable", "linux-1.0.y", "cherry-picked", "v1.0.1"),
+        ]
+        assert releases_line(result.trees) == (
+            "first released in v1.1; backported to linux-1.0.y in v1.0.1"
+        )
+    result = link(settings, world.shas["D-1.1"], repo=world.repo)
+    assert [(names[p.commit], p.release) for p in result.trees] == [
+        ("D", "v1.2"),
+        ("D-1.1", "v1.1.1"),
+    ]
+    # The FAILED notice for 1.0 is no mail of the 1.1 backport.
+    assert result.own == ()
+
+
+def test_the_revert_and_the_context_change(
+    matched: tuple[World, config.Settings],
+) -> None:
+    world, settings = matched
+    revert = link(settings, world.shas["revert-A-1.0"], repo=world.repo)
+    assert revert.upstream is None
+    assert all(p.message_id != "A@example.org" for p in revert.postings)
+    moved = link(settings, world.shas["E-1.0"], repo=world.repo)
+    assert moved.upstream is not None and moved.upstream.commit == world.shas["E"]
+    assert [p.message_id for p in moved.postings if p.applied] == ["E@example.org"]
