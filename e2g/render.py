@@ -186,6 +186,7 @@ def way_back_json(answer: WayBack) -> dict[str, object]:
         ],
         "note": answer.note or None,
         "asked": answer.asked,
+        "trees": [in_tree_json(place) for place in answer.trees],
         "series": None
         if series is None
         else {

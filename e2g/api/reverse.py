@@ -24,12 +24,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from e2g.api import trees
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
+from e2g.mail.backport import ProcessKind
 from e2g.mail.interdiff import Interdiff, compare
 from e2g.matcher.postings import same_author
 from e2g.model import Kind
+from e2g.model.links import InTree
 from e2g.model.stored import StoredMessage
 from e2g.words import count
 
@@ -46,6 +49,8 @@ FAMILY_WINDOW = timedelta(
 )  # how far apart two versions of one patch may be
 MAX_ANCESTORS = 64  # thread levels walked up from a reply to its patch
 MAX_SERIES = 200  # patches of one series answered for a cover letter
+# The methods of a backport's links to its process mails (e2g.api.trees).
+PROCESS_METHODS = frozenset(str(kind) for kind in ProcessKind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,9 @@ class WayBack:
     asked: str | None = (
         None  # the reply that was asked for, when answered for its patch
     )
+    # Every tree's commit of the patch (e2g.api.trees): the applied commits and
+    # their backports, each with its branch and first release.
+    trees: tuple[InTree, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +174,13 @@ def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> 
     )
     if commits:
         status, note = _status(patch, commits)
-        return replace(base, status=status, note=note, commits=tuple(commits))
+        return replace(
+            base,
+            status=status,
+            note=note,
+            commits=tuple(commits),
+            trees=_trees(store, commits),
+        )
     covering = [span for span in spans if _covers(span, patch.date)]
     if covering:
         repos = ", ".join(span.repo for span in covering)
@@ -181,11 +195,19 @@ def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> 
 def _commits(
     store: Store, links: list[LinkedCommit], family: dict[str, StoredMessage]
 ) -> list[Applied]:
-    """One Applied per (repo, commit) among the links, with the posting it applied."""
+    """One Applied per (repo, commit) among the links, with the posting it applied.
+
+    A backport's process mail (AUTOSEL, a stable review) names the backport, not a
+    commit that applied the patch: the backport is answered among its upstream's
+    trees. A commit a rebase left behind is history, not an answer."""
     found: dict[tuple[str, str], Applied] = {}
+    places = store.tree_places(sorted({link.sha for link in links}))
     for link in links:
         key = (link.repo, link.sha)
-        if key in found:
+        if key in found or link.method in PROCESS_METHODS:
+            continue
+        mine = [place for place in places.get(link.sha, []) if place.repo == link.repo]
+        if mine and all(place.gone for place in mine):
             continue
         posting = link.applied_posting or link.message_id
         applied = family.get(posting) or store.message(posting)
@@ -200,6 +222,18 @@ def _commits(
             posting_version=applied.version if applied is not None else 0,
         )
     return list(found.values())
+
+
+def _trees(store: Store, commits: list[Applied]) -> tuple[InTree, ...]:
+    """The trees of each applied commit's patch, once each."""
+    found: dict[tuple[str, str, str | None, str | None], InTree] = {}
+    for commit in commits:
+        edge = store.backport_edges(commit.repo, [commit.sha]).get(commit.sha)
+        for place in trees.in_trees(store, repo=commit.repo, sha=commit.sha, edge=edge):
+            found.setdefault(
+                (place.repo, place.commit, place.tree, place.branch), place
+            )
+    return tuple(found.values())
 
 
 def _status(patch: StoredMessage, commits: list[Applied]) -> tuple[str, str]:

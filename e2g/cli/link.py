@@ -15,14 +15,14 @@ from e2g.cli.context import NOTHING_FOUND, ExitCode, RepoOption, options
 from e2g.errors import E2gError, OutputError, UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from e2g.api.link import Matched, MatchSummary
     from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
     from e2g.config import Settings
-    from e2g.model.links import LinkResult, Posting
+    from e2g.model.links import InTree, LinkResult, Posting
 
 IgnoreTrailers = Annotated[
     bool,
@@ -86,8 +86,6 @@ def render_link(result: LinkResult) -> None:
 
 def _render_trees(result: LinkResult) -> None:
     """The upstream of a backport, and every tree's commit with its release."""
-    from e2g.render import releases_line
-
     upstream = result.upstream
     if upstream is not None:
         tree = f" ({upstream.tree})" if upstream.tree else ""
@@ -96,16 +94,25 @@ def _render_trees(result: LinkResult) -> None:
             "its postings and review:"
         )
         output.out()
-    if len(result.trees) > 1 or any(place.tree for place in result.trees):
-        output.out("in trees:")
-        for place in result.trees:
-            where = "/".join(p for p in (place.tree, place.branch) if p) or place.repo
-            release = place.release or "not released yet"
-            output.out(f"  {place.commit[:12]}  {where:<24} {release:<12} {place.how}")
-        line = releases_line(result.trees)
-        if line:
-            output.out(f"  {line}")
-        output.out()
+    _render_in_trees(result.trees)
+
+
+def _render_in_trees(places: Sequence[InTree]) -> None:
+    """Each tree's commit of the patch and its release, when there is more to say
+    than the one commit in an unnamed repository."""
+    from e2g.render import releases_line
+
+    if len(places) < 2 and not any(place.tree for place in places):
+        return
+    output.out("in trees:")
+    for place in places:
+        where = "/".join(p for p in (place.tree, place.branch) if p) or place.repo
+        release = place.release or "not released yet"
+        output.out(f"  {place.commit[:12]}  {where:<24} {release:<12} {place.how}")
+    line = releases_line(places)
+    if line:
+        output.out(f"  {line}")
+    output.out()
 
 
 def _render_postings(result: LinkResult) -> None:
@@ -349,6 +356,7 @@ def render_way_back(answer: WayBack) -> None:
             f"    applied v{commit.posting_version} <{commit.posting}>; found by "
             f"{commit.method} (score {commit.score:.2f} of 1)"
         )
+    _render_in_trees(answer.trees)
 
 
 def match_summary(summary: MatchSummary) -> str:

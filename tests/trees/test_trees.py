@@ -12,8 +12,9 @@ from e2g import config
 from e2g.api import core
 from e2g.api.core import open_store
 from e2g.api.link import link, match_tree, stored_results
-from e2g.render import releases_line
-from tests.trees.world import REVIEWER, World, build
+from e2g.api.reverse import way_back
+from e2g.render import releases_line, way_back_json
+from tests.trees.world import REVIEWER, World, build, rebase_next
 
 
 def settings_for(world: World, data: Path) -> config.Settings:
@@ -120,3 +121,50 @@ def test_the_revert_and_the_context_change(
     moved = link(settings, world.shas["E-1.0"], repo=world.repo)
     assert moved.upstream is not None and moved.upstream.commit == world.shas["E"]
     assert [p.message_id for p in moved.postings if p.applied] == ["E@example.org"]
+
+
+def test_the_way_back_lists_every_tree(matched: tuple[World, config.Settings]) -> None:
+    world, settings = matched
+    names = {sha: name for name, sha in world.shas.items()}
+    answer = way_back(settings, "A@example.org")
+    assert answer.status == "applied"
+    assert [names[c.sha] for c in answer.commits] == ["A"]
+    assert [(names[p.commit], p.branch, p.release) for p in answer.trees] == [
+        ("A", "master", "v1.1"),
+        ("A-1.0", "linux-1.0.y", "v1.0.1"),
+    ]
+    # Asked from the AUTOSEL mail: the same answer, never the AUTOSEL as applied.
+    autosel = way_back(settings, "process-A@example.org")
+    assert [names[c.sha] for c in autosel.commits] == ["A"]
+    assert way_back_json(answer)["trees"][1] == {  # type: ignore[index]
+        "repo": str(world.repo),
+        "tree": "stable",
+        "branch": "linux-1.0.y",
+        "commit": world.shas["A-1.0"],
+        "how": "cherry-picked",
+        "release": "v1.0.1",
+    }
+
+
+def test_a_rebased_branch_matched_twice(tmp_path: Path) -> None:
+    """next is matched, rebased (new ids, the same patches) and matched again: the
+    new commits take the old answers by patch-id, and answers do not duplicate."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    match_tree(settings, "mainline", jobs=1)
+    (first,) = match_tree(settings, "next", jobs=1)
+    assert (first.matched, first.rebased) == (2, 0)
+    rebase_next(world)
+    (second,) = match_tree(settings, "next", jobs=1)
+    assert (second.rebased, second.matched, second.no_match) == (2, 0, 0)
+    for name in ("N1", "N2"):
+        answer = way_back(settings, f"{name}@example.org")
+        assert [c.sha for c in answer.commits] == [world.shas[f"{name}'"]]
+        assert [p.commit for p in answer.trees] == [world.shas[f"{name}'"]]
+        again = link(settings, world.shas[f"{name}'"], repo=world.repo)
+        assert [p.message_id for p in again.postings if p.applied] == [
+            f"{name}@example.org"
+        ]
+    (third,) = match_tree(settings, "next", jobs=1)
+    assert (third.commits, third.skipped) == (0, 2)
