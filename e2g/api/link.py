@@ -301,14 +301,18 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
     summaries = []
     for branch in tree.branches:
         scope = trees.Scope(key, tree.name, trees.branch_name(branch), ranks[name])
-        trees.record_branch(
-            settings, repository, scope=scope, revs=[branch], exclude=before
+        started = time.monotonic()
+        dated, merges = repository.dated_rev_list(
+            [branch, *(f"^{tip}" for tip in before)]
         )
+        trees.record_branch(settings, scope=scope, shas=[sha for sha, _ in dated])
         summaries.append(
-            match(
+            _match_dated(
                 settings,
-                [branch, *(f"^{tip}" for tip in before)],
-                repo=tree.repo,
+                repository,
+                dated,
+                MatchSummary(merges=merges),
+                started=started,
                 jobs=jobs,
                 redo=redo,
                 on_result=on_result,

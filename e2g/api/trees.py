@@ -31,10 +31,16 @@ from e2g.git.repo import Repo
 from e2g.git.trees import CommitHead
 from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
 from e2g.index.store import BackportEdge, Store, StoredSha, TreePlace
-from e2g.mail.backport import parse_backport, process_kind, process_version
+from e2g.mail.backport import (
+    notice_keys,
+    notice_prefixes,
+    parse_backport,
+    process_kind,
+    process_version,
+)
 from e2g.mail.subject import subject_key
 from e2g.matcher.postings import UrlFor, thread_links, to_posting
-from e2g.model.links import Commit, Evidence, InTree, Posting, Upstream
+from e2g.model.links import Commit, CommitInfo, Evidence, InTree, Posting, Upstream
 
 # A backport's own mails: at most this many of the same title are looked at.
 PROCESS_MAILS = 100
@@ -85,7 +91,8 @@ def split(
         heads={head.sha: head for head in git_trees.read_heads(repository, shas)}
     )
     _by_note(store, repository, found, scope=scope)
-    left = [sha for sha in shas if sha not in found.answered]
+    answered = found.answered
+    left = [sha for sha in shas if sha not in answered]
     _by_patch_id(store, repository, found, left, scope=scope, ranks=ranks)
     return found
 
@@ -98,10 +105,13 @@ def _by_note(store: Store, repository: Repo, found: Split, *, scope: Scope) -> N
         if (note := parse_backport(head.message)) is not None and note.shas
     }
     named = sorted({short for note in notes.values() for short in note.shas})
-    in_repo = git_trees.expand(repository, named)
+    # Full shas the store knows need no git; the rest are expanded in one call.
+    known = store.commits_by_shas([short for short in named if len(short) == 40])
+    in_repo = git_trees.expand(repository, [s for s in named if s not in known])
     for sha, note in notes.items():
         for short in note.shas:
-            upstream = _locate(store, short, in_repo.get(short), found, scope=scope)
+            full = short if short in known else in_repo.get(short)
+            upstream = _locate(store, short, full, found, scope=scope, known=known)
             if upstream is not None and upstream[1] != sha:
                 found.backports[sha] = BackportEdge(
                     scope.repo, sha, *upstream, note.how
@@ -109,15 +119,21 @@ def _by_note(store: Store, repository: Repo, found: Split, *, scope: Scope) -> N
                 break
 
 
-def _locate(
-    store: Store, short: str, full: str | None, found: Split, *, scope: Scope
+def _locate(  # noqa: PLR0913 - keyword-only
+    store: Store,
+    short: str,
+    full: str | None,
+    found: Split,
+    *,
+    scope: Scope,
+    known: dict[str, list[StoredSha]],
 ) -> tuple[str, str] | None:
     """(repository key, sha) of the commit `short` names: one being matched now,
     else a stored one (this repository first), else one of this repository to
     match first; None when neither the store nor the repository knows it."""
     if full is not None and full in found.heads:
         return scope.repo, full
-    stored = store.commits_by_prefix(full or short)
+    stored = known[short] if short in known else store.commits_by_prefix(full or short)
     if len({row.sha for row in stored}) == 1:
         mine = [row for row in stored if row.repo == scope.repo]
         row = (mine or stored)[0]
@@ -224,21 +240,41 @@ def _earliest(
     return min(earlier, key=lambda row: (row.commit_date, row.sha), default=None)
 
 
-def process_postings(
-    store: Store, subject: str, *, version: str | None
-) -> list[tuple[str, str, str]]:
-    """(message_id, kind, detail) of the backport-process mails of a patch titled
-    `subject`, for the stable series `version` when one is known."""
-    found = []
-    for message in store.process_mails(subject_key(subject), limit=PROCESS_MAILS):
-        kind = process_kind(message.subject)
-        if kind is None:
-            continue
-        series = process_version(message.subject)
-        if version is not None and series is not None and series != version:
+def process_mails(
+    store: Store, subjects: Sequence[str], *, version: str | None
+) -> dict[str, list[tuple[str, str, str]]]:
+    """By subject key of `subjects`: (message_id, kind, detail) of the backport
+    process's mails of the patch so titled, for the stable series `version` when
+    one is known (then one query per 500 titles; else two ranges per title)."""
+    keys = sorted({subject_key(subject) for subject in subjects})
+    title_of = {key: key for key in keys}
+    rows = []
+    if version is not None:
+        title_of |= {
+            notice: key for key in keys for notice in notice_keys(key, version)
+        }
+        rows = [
+            (title_of[k], mid, subject)
+            for k, mid, subject in store.subjects_by_key(sorted(title_of))
+        ]
+    else:
+        rows = [(k, mid, subject) for k, mid, subject in store.subjects_by_key(keys)]
+        for key in keys:
+            for prefix in notice_prefixes(key):
+                rows += [
+                    (key, mid, subject)
+                    for _, mid, subject in store.subjects_by_key_prefix(
+                        prefix, limit=PROCESS_MAILS
+                    )
+                ]
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    for key, message_id, subject in rows:
+        kind = process_kind(subject)
+        series = process_version(subject) if kind is not None else None
+        if kind is None or (version and series and series != version):
             continue
         detail = f"{kind} mail" + (f" for {series}" if series else "")
-        found.append((message.message_id, str(kind), detail))
+        found.setdefault(key, []).append((message_id, str(kind), detail))
     return found
 
 
@@ -249,13 +285,19 @@ def backport_rows(
     once the batch has stored their upstream commits: a backport takes its
     upstream's status ("backport" as its method when that is matched) and files,
     and links its own process mails; a rebased copy takes the old commit's answer."""
+    upstream = _upstream_rows(store, list(found.backports.values()))
+    own = process_mails(
+        store,
+        [found.heads[sha].subject for sha in found.backports],
+        version=scope.version,
+    )
     rows = []
     for sha, edge in found.backports.items():
-        upstream = store.stored_commits(edge.upstream_repo, [edge.upstream_sha])
-        status = store.commit_statuses(edge.upstream_repo, [edge.upstream_sha])
-        stored = upstream.get(edge.upstream_sha)
-        matched = status.get(edge.upstream_sha) == "matched"
-        own = process_postings(store, found.heads[sha].subject, version=scope.version)
+        stored, status = upstream.get(
+            (edge.upstream_repo, edge.upstream_sha), (None, "")
+        )
+        matched = status == "matched"
+        mails = own.get(subject_key(found.heads[sha].subject), [])
         rows.append(
             LinkRows(
                 commit=_commit_row(
@@ -267,7 +309,7 @@ def backport_rows(
                 ),
                 links=tuple(
                     (mid, kind, 1.0, 0, json.dumps([["backport", detail]]))
-                    for mid, kind, detail in own
+                    for mid, kind, detail in mails
                 ),
             )
         )
@@ -276,6 +318,23 @@ def backport_rows(
         for sha, old in found.rebased.items()
     ]
     return rows
+
+
+def _upstream_rows(
+    store: Store, edges: Sequence[BackportEdge]
+) -> dict[tuple[str, str], tuple[CommitInfo | None, str]]:
+    """What is stored of each edge's upstream commit, and its status: one read per
+    repository and 500 commits."""
+    by_repo: dict[str, list[str]] = {}
+    for edge in edges:
+        by_repo.setdefault(edge.upstream_repo, []).append(edge.upstream_sha)
+    found: dict[tuple[str, str], tuple[CommitInfo | None, str]] = {}
+    for repo, shas in by_repo.items():
+        infos = store.stored_commits(repo, shas)
+        statuses = store.commit_statuses(repo, shas)
+        for sha in shas:
+            found[repo, sha] = (infos.get(sha), statuses.get(sha, ""))
+    return found
 
 
 def _commit_row(  # noqa: PLR0913 - keyword-only
@@ -375,21 +434,12 @@ def branch_name(branch: str) -> str:
     return branch.rsplit("..", 1)[-1] or branch
 
 
-def record_branch(
-    settings: Settings,
-    repository: Repo,
-    *,
-    scope: Scope,
-    revs: Sequence[str],
-    exclude: Sequence[str],
-) -> list[str]:
-    """Store which commits `scope`'s branch reaches beyond `exclude` (the branches
-    listed before it), marking those it reached before and lost as gone; return them."""
-    shas = git_trees.range_shas(repository, revs, exclude=exclude)
+def record_branch(settings: Settings, *, scope: Scope, shas: Sequence[str]) -> None:
+    """Store that `scope`'s branch reaches `shas` (beyond the branches listed
+    before it), marking the commits it reached before and lost as gone."""
     assert scope.tree is not None and scope.branch is not None
     with TreeWriter(settings.store_path) as writer:
         writer.set_branch(scope.repo, tree=scope.tree, branch=scope.branch, shas=shas)
-    return shas
 
 
 def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
@@ -468,7 +518,9 @@ def own_postings(
 ) -> tuple[Posting, ...]:
     """The backport process's mails for `commit`, as postings of it."""
     threads = thread_links(store)
-    found = process_postings(store, commit.subject, version=version)
+    found = process_mails(store, [commit.subject], version=version).get(
+        subject_key(commit.subject), []
+    )
     messages = {m.message_id: m for m in store.messages([mid for mid, _, _ in found])}
     return tuple(
         to_posting(

@@ -1008,6 +1008,21 @@ class Store:
             )
         ]
 
+    def commits_by_shas(self, shas: Sequence[str]) -> dict[str, list[StoredSha]]:
+        """Stored commits (any repository) named by full shas: one query per 500."""
+        found: dict[str, list[StoredSha]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for repo, sha, status, date in self._connection.execute(
+                "SELECT repo, sha, status, commit_date FROM commits "
+                f"WHERE sha IN ({marks})",
+                chunk,
+            ):
+                found.setdefault(str(sha), []).append(
+                    StoredSha(str(repo), str(sha), str(status), int(date))
+                )
+        return found
+
     def commits_with_patch_ids(
         self, patch_ids: Sequence[str]
     ) -> dict[str, list[StoredSha]]:
@@ -1025,9 +1040,7 @@ class Store:
                 )
         return found
 
-    def backport_edges(
-        self, repo: str, shas: Sequence[str]
-    ) -> dict[str, BackportEdge]:
+    def backport_edges(self, repo: str, shas: Sequence[str]) -> dict[str, BackportEdge]:
         """The stored upstream of each of `shas` of `repo` that is a backport."""
         found: dict[str, BackportEdge] = {}
         for start in range(0, len(shas), 500):
@@ -1105,19 +1118,35 @@ class Store:
             )
         }
 
-    def process_mails(self, title_key: str, *, limit: int = 100) -> list[StoredMessage]:
-        """Mails that may be the backport process's for a patch titled `title_key`
-        (a subject key): same subject key (AUTOSEL, stable review), or the FAILED and
-        queued notices that quote the title (three ranges over the subject index).
-        The caller keeps those mail.backport.process_kind recognises."""
-        failed = f'failed: patch "[patch] {title_key}" failed'
-        queued = f'patch "{title_key}" has been added'
-        return self._select(
-            "subject_key = ? OR (subject_key >= ? AND subject_key < ?) "
-            "OR (subject_key >= ? AND subject_key < ?)",
-            (title_key, failed, failed + "\uffff", queued, queued + "\uffff", limit),
-            suffix="ORDER BY date, seq LIMIT ?",
-        )
+    def subjects_by_key(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(subject_key, message_id, subject) of every message whose subject key is
+        one of `keys`, light (no files or lists): one query per 500 keys."""
+        found: list[tuple[str, str, str]] = []
+        for start in range(0, len(keys), 500):
+            marks, chunk = in_list(keys[start : start + 500])
+            found += [
+                (str(key), str(message_id), str(subject))
+                for key, message_id, subject in self._connection.execute(
+                    "SELECT subject_key, message_id, subject FROM messages "
+                    f"WHERE subject_key IN ({marks}) ORDER BY date, seq",
+                    chunk,
+                )
+            ]
+        return found
+
+    def subjects_by_key_prefix(
+        self, prefix: str, *, limit: int = 100
+    ) -> list[tuple[str, str, str]]:
+        """subjects_by_key() of the messages whose subject key starts with `prefix`
+        (a range over the subject index)."""
+        return [
+            (str(key), str(message_id), str(subject))
+            for key, message_id, subject in self._connection.execute(
+                "SELECT subject_key, message_id, subject FROM messages "
+                "WHERE subject_key >= ? AND subject_key < ? ORDER BY date, seq LIMIT ?",
+                (prefix, prefix + "\uffff", limit),
+            )
+        ]
 
 
 @dataclass(frozen=True, slots=True)

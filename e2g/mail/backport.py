@@ -123,8 +123,15 @@ _QUEUED = re.compile(
 )
 
 
+# Words every backport-process subject holds: most subjects lack them all, and are
+# answered without parsing (the matcher asks this of every candidate).
+_MAYBE = re.compile(r"autosel|stable|\d\.\d|failed|has been added", re.IGNORECASE)
+
+
 def process_kind(subject: str) -> ProcessKind | None:
     """The backport-process step `subject` names, or None for any other mail."""
+    if not _MAYBE.search(subject):
+        return None
     if _FAILED.match(subject):
         return ProcessKind.FAILED
     if _QUEUED.match(subject):
@@ -138,6 +145,20 @@ def process_kind(subject: str) -> ProcessKind | None:
     if any(_STABLE_TAG.match(tag) for tag in tags):
         return ProcessKind.STABLE_REVIEW
     return None
+
+
+def notice_keys(key: str, version: str) -> tuple[str, str]:
+    """The subject keys (mail.subject.subject_key) of the FAILED and queued notices
+    of the patch whose subject key is `key`, for the stable series `version`."""
+    return (
+        f'failed: patch "[patch] {key}" failed to apply to {version}-stable tree',
+        f'patch "{key}" has been added to the {version}-stable tree',
+    )
+
+
+def notice_prefixes(key: str) -> tuple[str, str]:
+    """notice_keys() without the series: what every such notice's key starts with."""
+    return (f'failed: patch "[patch] {key}" failed', f'patch "{key}" has been added')
 
 
 def process_title(subject: str) -> str | None:
