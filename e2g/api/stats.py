@@ -1,4 +1,6 @@
-"""Coverage statistics over what `e2g match` stored: by directory, list, year or method.
+"""Coverage statistics over what `e2g match` stored: by directory, list, year, method
+or named tree and branch (`e2g match --tree`; a backport counts as matched when its
+upstream commit is, with the method "backport").
 
 As the email2git talk reported them: per top-level directory (mm, kernel, net, ...),
 per list and per year, how many commits were matched to a posting and by which method.
@@ -19,7 +21,7 @@ from e2g.errors import NotMatched, UsageError
 from e2g.git.repo import Repo
 from e2g.index.store import Store
 
-GROUPINGS = ("dir", "list", "year", "method")
+GROUPINGS = ("dir", "list", "year", "method", "tree")
 NO_MATCH = "no match"
 
 
@@ -71,16 +73,33 @@ def stats(
             raise NotMatched(
                 f"no commits of {key} were matched yet: run `e2g match` in that repository first"
             )
+        branches = _branches(store, [record[0] for record in records], by=by)
         for sha, files, status, method, commit_date in records:
             matched = status == "matched"
             label = str(method) if matched and method else NO_MATCH
-            for group in _keys(by, store, key, sha, files, label, commit_date, depth):
+            groups = branches.get(sha, {NO_TREE}) if by == "tree" else None
+            for group in groups or _keys(
+                by, store, key, sha, files, label, commit_date, depth
+            ):
                 _add(rows.setdefault(group, StatsRow(group)), matched, label)
             _add(total, matched, label)
     ordered = sorted(rows.values(), key=lambda row: (-row.commits, row.key))
     if by == "year":
         ordered = sorted(rows.values(), key=lambda row: row.key)
     return StatsResult(by, ordered, total)
+
+
+NO_TREE = "(no tree)"
+
+
+def _branches(store: Store, shas: list[str], *, by: str) -> dict[str, set[str]]:
+    """ "tree/branch" of each commit a named tree's branch still reaches (by tree)."""
+    if by != "tree":
+        return {}
+    return {
+        sha: {f"{p.tree}/{p.branch}" for p in places if not p.gone} or {NO_TREE}
+        for sha, places in store.tree_places(shas).items()
+    }
 
 
 def _keys(  # noqa: PLR0913

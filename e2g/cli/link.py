@@ -38,6 +38,7 @@ class By(StrEnum):
     list = "list"
     year = "year"
     method = "method"
+    tree = "tree"
 
 
 def _posting_lines(posting: Posting) -> list[str]:
@@ -542,7 +543,9 @@ def stats(
     by: Annotated[
         By,
         typer.Option(
-            "--by", help="Group by top-level directory, list, year or method."
+            "--by",
+            help="Group by top-level directory, list, year, method or named tree "
+            "and branch.",
         ),
     ] = By.dir,
     depth: Annotated[

@@ -13,6 +13,7 @@ from e2g.api import core
 from e2g.api.core import open_store
 from e2g.api.link import link, match_tree, stored_results
 from e2g.api.reverse import way_back
+from e2g.api.stats import stats
 from e2g.render import releases_line, way_back_json
 from tests.trees.world import REVIEWER, World, build, rebase_next
 
@@ -168,3 +169,19 @@ def test_a_rebased_branch_matched_twice(tmp_path: Path) -> None:
         ]
     (third,) = match_tree(settings, "next", jobs=1)
     assert (third.commits, third.skipped) == (0, 2)
+
+
+def test_stats_by_tree(matched: tuple[World, config.Settings]) -> None:
+    world, settings = matched
+    found = stats(settings, repo=world.repo, by="tree")
+    rows = {row.key: (row.commits, row.matched) for row in found.rows}
+    # master: the base (no posting) and A..E; 1.0.y: four backports, the commit
+    # only 1.0.y has and the revert; 1.1.y: D's backport; next: N1, N2.
+    assert rows == {
+        "mainline/master": (6, 5),
+        "stable/linux-1.0.y": (6, 4),
+        "stable/linux-1.1.y": (1, 1),
+        "next/next": (2, 2),
+    }
+    backports = [row.by_method["backport"] for row in found.rows]
+    assert sum(backports) == 5

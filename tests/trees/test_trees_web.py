@@ -1,0 +1,70 @@
+"""Trees on the web: a backport's banner, the "In trees" section and the REST keys."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from e2g import config
+from e2g.web.app import create_app
+from tests.trees.test_trees import matched  # noqa: F401 - the module fixture
+from tests.trees.world import World
+
+
+@pytest.fixture(scope="module")
+def client(matched: tuple[World, config.Settings]) -> TestClient:  # noqa: F811
+    world, settings = matched
+    return TestClient(create_app(settings, repo=world.repo))
+
+
+def test_a_backport_page(
+    client: TestClient,
+    matched: tuple[World, config.Settings],  # noqa: F811
+) -> None:
+    world, _ = matched
+    page = client.get(f"/commit/{world.shas['A-1.0']}")
+    assert page.status_code == 200
+    html = page.text
+    assert f'Backport of <a href="/commit/{world.shas["A"]}">' in html
+    assert "(mainline)" in html
+    assert "<h2>In trees</h2>" in html
+    assert "v1.0.1" in html and "v1.1" in html
+    assert "[PATCH AUTOSEL 1.0 1/3] frob: A" in html  # the backport's own mail
+
+
+def test_an_upstream_page_lists_its_backports(
+    client: TestClient,
+    matched: tuple[World, config.Settings],  # noqa: F811
+) -> None:
+    world, _ = matched
+    html = client.get(f"/commit/{world.shas['A']}").text
+    assert "Backport of" not in html
+    assert f'<a href="/commit/{world.shas["A-1.0"]}">' in html
+
+
+def test_the_rest_keys(
+    client: TestClient,
+    matched: tuple[World, config.Settings],  # noqa: F811
+) -> None:
+    world, _ = matched
+    body = client.get(f"/api/v1/commits/{world.shas['B-1.0']}").json()
+    assert body["upstream"] == {
+        "commit": world.shas["B"],
+        "repo": str(world.repo),
+        "how": "commit-upstream",
+        "tree": "mainline",
+    }
+    assert [(t["tree"], t["branch"], t["release"]) for t in body["trees"]] == [
+        ("mainline", "master", "v1.1"),
+        ("stable", "linux-1.0.y", "v1.0.1"),
+    ]
+    assert set(body["trees"][0]) == {
+        "repo",
+        "tree",
+        "branch",
+        "commit",
+        "how",
+        "release",
+    }
+    plain = client.get(f"/api/v1/commits/{world.shas['S-1.0']}").json()
+    assert plain["upstream"] is None
