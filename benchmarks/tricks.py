@@ -17,14 +17,14 @@ machine should be otherwise idle.
 - search, date column: reading the index's date column for newest-first sorting
   through Whoosh's column file directly against the public per-document reader.
 - index, lengths in memory: building the full-text index of the store's first
-  `--docs` messages with `fulltext._LengthsInMemory` against Whoosh's own reader of
+  `--docs` messages with `fulltext.write._LengthsInMemory` against Whoosh's own reader of
   the new segment's lengths (one seek per posting).
-- index, posting runs in chunks: the same build with `fulltext._ChunkedRuns`
+- index, posting runs in chunks: the same build with `fulltext.write._ChunkedRuns`
   against Whoosh's posting pool, which spills and reads back its sorted runs one
   marshal call per posting.
 - search, listing by blocks: every document a broad query matches (`--query`, one
   or more; default `is:patch` and `is:reply`, which every store has) listed with
-  `fulltext._listed` (a posting block at a time) against Whoosh's `docs_for_query`
+  `fulltext.search._listed` (a posting block at a time) against Whoosh's `docs_for_query`
   (a matcher step per document), in the data dir's own index.
 - import, Whoosh stand-ins: a new process importing the Whoosh modules e2g uses, with
   `index.whoosh_imports`' stand-ins against without (whole process, as each
@@ -54,6 +54,7 @@ from e2g import config, model
 from e2g.api.link import request_for
 from e2g.git.repo import Repo
 from e2g.index import fulltext
+from e2g.index.fulltext import columns, query, search, write
 from e2g.index.store import Store
 from e2g.mail.patch import diff_lines
 from e2g.matcher import similarity
@@ -194,10 +195,10 @@ def column_runs(count: int) -> dict[str, Callable[[], object]]:
         return array("q", (column[number] for number in range(size)))  # type: ignore[index]
 
     def public() -> None:
-        with patched(fulltext, "_column_array", slow):
-            fulltext._date_values(searcher)
+        with patched(columns, "column_array", slow):
+            columns.date_values(searcher)
 
-    return {"shipped": lambda: fulltext._date_values(searcher), "public reader": public}
+    return {"shipped": lambda: columns.date_values(searcher), "public reader": public}
 
 
 def index_runs(
@@ -224,11 +225,11 @@ def index_runs(
             shutil.rmtree(directory, ignore_errors=True)
 
     def whooshs_reader() -> None:
-        with patched(fulltext, "_LengthsInMemory", lambda reader: reader):
+        with patched(write, "_LengthsInMemory", lambda reader: reader):
             build()
 
     def whooshs_runs() -> None:
-        with patched(fulltext, "_ChunkedRuns", PostingPool):
+        with patched(write, "_ChunkedRuns", PostingPool):
             build()
 
     return {
@@ -248,11 +249,11 @@ def listing_runs(data_dir: Path, queries: list[str]) -> dict[str, Callable[[], o
 
     index = fulltext.Fulltext.open(data_dir / "fulltext", create=False)
     searcher = index._fresh_searcher()
-    plans = [fulltext.translate(ql.parse_query(text)).query for text in queries]
+    plans = [query.translate(ql.parse_query(text)).query for text in queries]
 
     def shipped() -> None:
         for plan in plans:
-            fulltext._listed(searcher, plan)
+            search._listed(searcher, plan)
 
     def whooshs() -> None:
         for plan in plans:

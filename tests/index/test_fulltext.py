@@ -382,12 +382,12 @@ def test_spilled_posting_runs_in_chunks_make_the_same_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A pool small enough to spill many runs, read back a chunk at a time
-    (fulltext._ChunkedRuns), writes the same files as Whoosh's own pool."""
+    (fulltext.write._ChunkedRuns), writes the same files as Whoosh's own pool."""
     import hashlib
 
     from whoosh.writing import PostingPool
 
-    from e2g.index import fulltext as module
+    from e2g.index.fulltext import write as module
 
     monkeypatch.setattr(module, "WRITER_LIMIT_MB", 0.02)  # ~100 postings a run
     monkeypatch.setattr(module, "RUN_CHUNK", 7)  # runs end mid-chunk too
@@ -424,10 +424,10 @@ def test_spilled_posting_runs_in_chunks_make_the_same_index(
 def test_documents_above_the_mark_are_replaced_not_doubled(tmp_path: Path) -> None:
     """A crash between Whoosh's commit and the sidecar's leaves documents past the
     mark; the catch-up adds them again as new seqs, and they replace themselves."""
-    from e2g.index import fulltext as module
+    from e2g.index.fulltext import sidecar as module
 
     fulltext = build(tmp_path / "index")
-    module._write_sidecar(fulltext.directory, module.IndexMark(3))  # noqa: SLF001
+    module.write_sidecar(fulltext.directory, module.IndexMark(3))
     assert fulltext.last_seq() == 3
     with fulltext.writer() as writer:
         for doc in DOCS[3:]:
@@ -662,25 +662,25 @@ def test_a_searcher_whose_segment_went_is_opened_again(
     """A commit can delete a merged segment's files before a new searcher opens its
     columns: that searcher is dropped and another opened, a bounded number of times;
     a segment with documents but no seq column is what says so."""
-    from e2g.index import fulltext as module
+    from e2g.index.fulltext import columns as module
 
     fulltext = build(tmp_path / "index")
-    real_open = module._Columns.open
+    real_open = module.Columns.open
     calls: list[int] = []
 
     def gone_then_back(searcher: object) -> object:
         calls.append(1)
         return None if len(calls) < 3 else real_open(searcher)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(module._Columns, "open", gone_then_back)
+    monkeypatch.setattr(module.Columns, "open", gone_then_back)
     assert ids(fulltext, "is:cover") == ["cover@intel.com"]
     assert len(calls) == 3
     fulltext.close()
-    monkeypatch.setattr(module._Columns, "open", lambda searcher: None)
+    monkeypatch.setattr(module.Columns, "open", lambda searcher: None)
     with pytest.raises(IndexError_, match="changed under every read"):
         fulltext.search("is:cover")
     # the check itself: a segment with documents and no seq column is gone
-    monkeypatch.setattr(module._Columns, "open", real_open)
+    monkeypatch.setattr(module.Columns, "open", real_open)
     with fulltext._index.searcher() as searcher:  # noqa: SLF001
         assert real_open(searcher) is not None
         (leaf,) = [leaf.reader() for leaf, _ in searcher.leaf_searchers()]
@@ -707,7 +707,7 @@ def test_a_final_segment_is_never_merged_until_optimize(
     """Segments of FINAL_SEGMENT documents (every commit of a large ingest) stay as
     they were written, however many pile up; `optimize` merges them once, and every
     search answers the same before and after."""
-    from e2g.index import fulltext as module
+    from e2g.index.fulltext import write as module
 
     monkeypatch.setattr(module, "FINAL_SEGMENT", 3)
     fulltext = Fulltext.open(tmp_path / "index")
@@ -849,7 +849,7 @@ def test_date_only_and_negated_searches_answer_exactly(
     query: str,
     expected: list[int],
 ) -> None:
-    from e2g.index import fulltext as module
+    from e2g.index.fulltext import search as module
 
     monkeypatch.setattr(module, "SKIP_LIMIT", skip_limit)
     fulltext = _many(tmp_path)
@@ -909,7 +909,7 @@ def test_listing_by_posting_blocks_is_whooshs_listing(
     (a prefix) fall back to Whoosh's own walk."""
     import whoosh.query as wq
 
-    from e2g.index import fulltext as module
+    from e2g.index.fulltext import search as module
 
     def build_query(node: object) -> wq.Query:
         if isinstance(node, tuple) and node[0] in ("OR", "AND"):
@@ -931,10 +931,10 @@ def many(tmp_path_factory: pytest.TempPathFactory) -> Fulltext:
 
 
 def test_lengths_read_into_memory_answer_as_whooshs_reader(tmp_path: Path) -> None:
-    """The segment writer's lengths come from memory (fulltext._LengthsInMemory):
+    """The segment writer's lengths come from memory (fulltext.write._LengthsInMemory):
     every document's length in every field, and the default for a field without
     lengths, equal what Whoosh's reader of the same segment answers."""
-    from e2g.index import fulltext
+    from e2g.index.fulltext import write as fulltext
 
     docs = (
         *DOCS,
@@ -974,7 +974,7 @@ def test_date_column_within_is_the_plain_scan(
     are indexed), any order, undated zeros, windows across, inside and outside."""
     from array import array
 
-    from e2g.index import fulltext
+    from e2g.index.fulltext import columns as fulltext
 
     values = data if shuffled else sorted(data)
     high = low + width
