@@ -122,7 +122,11 @@ def _strip_side(name: str) -> str:
 
 def compare(posted: str, applied: str) -> Interdiff:
     """The hunks that differ between the posted diff and the applied one."""
-    mine, theirs = hunks(posted), hunks(applied)
+    return compare_hunks(hunks(posted), hunks(applied))
+
+
+def compare_hunks(mine: list[Hunk], theirs: list[Hunk]) -> Interdiff:
+    """`compare` of diffs already cut into hunks (a caller that reads them too)."""
     identical = 0
     changes: list[Change] = []
     for path in dict.fromkeys([hunk.path for hunk in mine + theirs]):

@@ -16,6 +16,7 @@ there; every scan here is one pass over lines, no regex that can backtrack.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from e2g.mail.headers import parse_address
 from e2g.mail.trailers import is_trailer_line
@@ -84,6 +85,7 @@ def maintainer_notes(message: str) -> list[str]:
     return notes
 
 
+@lru_cache(maxsize=1 << 12)  # a list's reviewers give the same tags again and again
 def person(value: str) -> Address:
     """The person a trailer's value names: "Jane <jane@x.org>", or an address alone;
     the email lower-cased (addresses compare case-blind)."""

@@ -59,7 +59,11 @@ def audit_page(
         context.settings,
         repo=context.repo,
         options=AuditOptions(
-            revs=revs, strict=strict, match_first=False, limit=MAX_COMMITS + 1
+            revs=revs,
+            strict=strict,
+            match_first=False,
+            limit=MAX_COMMITS + 1,
+            jobs=1,  # a page is judged in the server's process: it starts none
         ),
         on_commit=found.append,
     )

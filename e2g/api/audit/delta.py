@@ -14,7 +14,7 @@ from collections import Counter
 
 from e2g.api.audit.facts import CommitFacts, Posted, Sources, posting_order
 from e2g.api.audit.model import Delta
-from e2g.mail.interdiff import Interdiff, hunks
+from e2g.mail.interdiff import Hunk, Interdiff
 from e2g.mail.review import has_changelog, maintainer_notes
 
 
@@ -36,13 +36,13 @@ def landed_code(facts: CommitFacts, sources: Sources) -> str | None:
     return sources.commit_diff(facts.commit.sha)
 
 
-def changed_lines(diff: str, *, context: bool) -> Counter[tuple[str, str]]:
-    """The +/- lines of each file (and its context lines with `context`),
-    whitespace dropped as git patch-id drops it."""
+def changed_lines(cut: list[Hunk], *, context: bool) -> Counter[tuple[str, str]]:
+    """The +/- lines of each file of a diff cut into hunks (and its context lines
+    with `context`), whitespace dropped as git patch-id drops it."""
     kept = ("+", "-", " ") if context else ("+", "-")
     return Counter(
         (hunk.path, line[0] + "".join(line[1:].split()))
-        for hunk in hunks(diff)
+        for hunk in cut
         for line in hunk.lines
         if line[:1] in kept
     )

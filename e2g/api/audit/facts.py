@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from e2g.git.repo import CommitMessage, Repo
 from e2g.index.store import AuditRow, Store, StoredLink, ThreadRow
@@ -81,11 +82,12 @@ def read_facts(
     """The facts of each of `commits` (of the repository keyed `repo`), in order."""
     shas = [commit.sha for commit in commits]
     rows = store.audit_commits(repo, shas)
-    links = store.links_of_commits(repo, shas)
+    links = store.links_of_commits(repo, shas, evidence=False)
     messages = {
         message.message_id: message
         for message in store.messages(
-            link.message_id for found in links.values() for link in found
+            (link.message_id for found in links.values() for link in found),
+            places=False,
         )
     }
     threads = store.threads_links(
@@ -205,13 +207,40 @@ class People:
     def key(self, address: Address) -> str:
         return self._canonical.get(address) or address.email.lower()
 
+    def group(self, found: Iterable[Address]) -> Group:
+        """Several addresses of one person (a patch's author as git and each posting
+        name them), to ask `within` of many others."""
+        known = list(found)
+        return Group(
+            keys=frozenset(self.key(a) for a in known if a.email),
+            names=frozenset(_full_name(a.name) for a in known) - {""},
+        )
+
+    def within(self, someone: Address, group: Group) -> bool:
+        """Whether `someone` is the person of `group`: `same` against each of it."""
+        if someone.email and self.key(someone) in group.keys:
+            return True
+        name = _full_name(someone.name)
+        return bool(name) and name in group.names
+
     def same(self, one: Address, other: Address) -> bool:
         if one.email and self.key(one) == self.key(other):
             return True
-        name = normalise_name(one.name)
-        return len(name.split()) >= MIN_NAME_WORDS and name == normalise_name(
-            other.name
-        )
+        name = _full_name(one.name)
+        return bool(name) and name == normalise_name(other.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    keys: frozenset[str]  # canonical addresses
+    names: frozenset[str]  # full names, normalised
+
+
+@lru_cache(maxsize=1 << 12)
+def _full_name(name: str) -> str:
+    """The normalised name when it has words enough to name one person, else ""."""
+    found = normalise_name(name)
+    return found if len(found.split()) >= MIN_NAME_WORDS else ""
 
 
 def _plain(address: Address) -> bool:

@@ -8,9 +8,9 @@ that person giving that tag below any posting of the commit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
 
-from e2g.api.audit.facts import CommitFacts, People, Posted, Sources
+from e2g.api.audit.facts import CommitFacts, Group, People, Posted, Sources
 from e2g.api.audit.model import ReviewGiven, TagCheck
 from e2g.mail.review import comments_on_patch, person
 from e2g.mail.trailers import parse_trailers
@@ -21,6 +21,10 @@ REVIEW_TRAILERS = frozenset(
     {"Reviewed-by", "Acked-by", "Tested-by", "Reviewed-and-tested-by"}
 )
 COMMENT = "comment"  # the trailer of a review given as comments on the quoted patch
+# A line that may be a review tag: only those messages are parsed for trailers.
+_REVIEW_TAG = re.compile(
+    r"(?im)^[ \t]*(?:reviewed|acked|tested|reviewed-and-tested)-by:"
+)
 
 
 def authors(facts: CommitFacts) -> list[Address]:
@@ -37,52 +41,57 @@ def authors(facts: CommitFacts) -> list[Address]:
     return found
 
 
-def is_author(people: People, someone: Address, authors: Sequence[Address]) -> bool:
-    return any(people.same(someone, author) for author in authors)
-
-
 def reviews_of(
     posted: Posted,
     *,
     people: People,
-    authors: Sequence[Address],
+    authors: Group,
     sources: Sources,
     facts: CommitFacts,
 ) -> list[ReviewGiven]:
-    """The reviews one posting got in the replies below it."""
-    found: list[ReviewGiven] = []
+    """The reviews one posting got in the replies below it: the review trailers
+    its repliers gave in their own names, and, where none came from someone other
+    than the committer, the replies that comment on the quoted patch (each such
+    reply's body is read: skipping them where a trailer settles the posting's
+    review leaves every verdict as it is and halves an audit's reads)."""
     committer = facts.commit.committer
-    for reply in posted.replies:
-        if is_author(people, reply.author, authors):
-            continue
-        given = [
-            (trailer.key, person(trailer.value))
-            for trailer in reply.reviews
-            if trailer.key in REVIEW_TRAILERS
-        ]
-        own = [(key, who) for key, who in given if people.same(who, reply.author)]
-        if not own and posted.is_patch and comments_on_patch(sources.body(reply.seq)):
-            own = [(COMMENT, reply.author)]
-        found += [
-            ReviewGiven(
-                trailer=key,
-                person=who,
-                message_id=reply.message_id,
-                version=posted.version,
-                committer=people.same(who, committer),
-            )
-            for key, who in own
-        ]
-    return found
+    others = [r for r in posted.replies if not people.within(r.author, authors)]
+    found = [
+        ReviewGiven(
+            trailer=trailer.key,
+            person=who,
+            message_id=reply.message_id,
+            version=posted.version,
+            committer=people.same(who, committer),
+        )
+        for reply in others
+        for trailer in reply.reviews
+        if trailer.key in REVIEW_TRAILERS
+        and people.same(who := person(trailer.value), reply.author)
+    ]
+    if not posted.is_patch or any(not review.committer for review in found):
+        return found
+    given = {review.message_id for review in found}
+    return found + [
+        ReviewGiven(
+            trailer=COMMENT,
+            person=reply.author,
+            message_id=reply.message_id,
+            version=posted.version,
+            committer=people.same(reply.author, committer),
+        )
+        for reply in others
+        if reply.message_id not in given and comments_on_patch(sources.body(reply.seq))
+    ]
 
 
 def check_tags(
-    facts: CommitFacts, *, people: People, authors: Sequence[Address]
+    facts: CommitFacts, *, people: People, authors: Group
 ) -> tuple[TagCheck, ...]:
     """Each review tag of the commit message, and the mail that backs it: a reply
     from that person giving that tag, below any posting (oldest version first)."""
     message = facts.commit.message
-    if "-by:" not in message.lower():  # most commits carry no tag: skip the parse
+    if not _REVIEW_TAG.search(message):  # most commits carry none: skip the parse
         return ()
     replies = sorted(
         (
@@ -115,7 +124,7 @@ def check_tags(
                 person=who,
                 backed_by=backing[0],
                 version=backing[1],
-                by_author=is_author(people, who, authors),
+                by_author=people.within(who, authors),
             )
         )
     return tuple(checks)

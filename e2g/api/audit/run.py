@@ -4,35 +4,30 @@ A reading of stored facts, not a new matcher: first `e2g match` stores what it h
 not answered yet (unless the caller only reads, as the web does), then one streaming
 `git log` lists the range's commits with their committers and messages, and each
 chunk of them is judged from the store (`facts.read_facts`, many commits per
-query). Git is read again only for commits whose code no posting carries and whose
+query; e2g.api.audit.judge), in worker processes when there is more than one
+chunk. Git is read again only for commits whose code no posting carries and whose
 verdict compares versions (or that an older e2g matched without keeping their
-patch-id), through one commit reader for the whole audit.
+patch-id), through one commit reader per process.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from e2g.api.audit.facts import (
-    CHUNK,
-    CommitFacts,
-    People,
-    Sources,
-    addresses,
-    read_facts,
-)
+from e2g.api.audit.facts import CHUNK
+from e2g.api.audit.judge import Job, Judge, judge_chunk, start
 from e2g.api.audit.model import AuditSummary, CommitAudit
-from e2g.api.audit.verdicts import Rules, decide
-from e2g.api.core import open_store
+from e2g.api.audit.verdicts import Rules
 from e2g.api.link import match, match_commits, repo_key
 from e2g.config import Settings
 from e2g.errors import UsageError
-from e2g.git.repo import CommitMessage, CommitReader, Repo
-from e2g.index.store import Store
+from e2g.git.repo import CommitMessage, Repo
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,48 +90,28 @@ def _patterns(texts: Sequence[str]) -> tuple[re.Pattern[str], ...]:
 def _verdicts(
     settings: Settings, repository: Repo, options: AuditOptions, rules: Rules
 ) -> Iterator[CommitAudit]:
-    key = repo_key(repository)
-    people = People(repository)
+    """The verdicts, in the range's order: judged here, or, for a range of more
+    than one chunk, in worker processes (a chunk each, in turn), which share the
+    work of reading the store and deciding over the cores."""
+    job = Job(settings, repository.root, repo_key(repository), rules)
     commits = repository.commit_messages(
         options.revs, all_refs=options.all_refs, walk=options.walk
     )
-    with open_store(settings) as store, _LazyReader(repository) as reader:
-        for chunk in _chunks(commits, limit=options.limit):
-            facts = read_facts(store, key, chunk)
-            people.learn(addresses(facts))
-            yield from _judged(
-                store, reader.fill_patch_ids(facts), people, rules, reader
-            )
+    chunks = _chunks(commits, limit=options.limit)
+    first = list(itertools.islice(chunks, 2))
+    jobs = options.jobs if options.jobs > 0 else min(2, os.cpu_count() or 1)
+    if len(first) < 2 or jobs < 2:
+        with Judge(job) as judge:
+            for chunk in itertools.chain(first, chunks):
+                yield from judge.judge(chunk)
+        return
+    from e2g import processes
 
-
-def _judged(
-    store: Store,
-    facts: list[CommitFacts],
-    people: People,
-    rules: Rules,
-    reader: _LazyReader,
-) -> list[CommitAudit]:
-    """The chunk's verdicts. A verdict that compares versions and finds the
-    commit's code in no posting asks for its diff; those commits are read from git
-    together, and judged again with it."""
-    wanted: set[str] = set()
-
-    def none_yet(sha: str) -> str | None:
-        wanted.add(sha)
-        return None
-
-    first = Sources(posted_diff=store.diff, body=store.body, commit_diff=none_yet)
-    judged = [decide(f, people=people, rules=rules, sources=first) for f in facts]
-    if not wanted:
-        return judged
-    diffs = reader.diffs(sorted(wanted))
-    again = Sources(posted_diff=store.diff, body=store.body, commit_diff=diffs.get)
-    return [
-        decide(f, people=people, rules=rules, sources=again)
-        if f.commit.sha in wanted
-        else verdict
-        for f, verdict in zip(facts, judged, strict=True)
-    ]
+    with processes.context().Pool(jobs, initializer=start, initargs=(job,)) as pool:
+        for found in pool.imap(judge_chunk, itertools.chain(first, chunks)):
+            yield from found
+        pool.close()  # workers end normally, closing their store and git reader
+        pool.join()
 
 
 def _chunks(
@@ -152,48 +127,3 @@ def _chunks(
             break
     if chunk:
         yield chunk
-
-
-class _LazyReader:
-    """One commit reader with diffs for the whole audit, started when first asked:
-    most audits after a `match` never need it."""
-
-    def __init__(self, repository: Repo) -> None:
-        self._repository = repository
-        self._reader: CommitReader | None = None
-
-    def __enter__(self) -> _LazyReader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._reader is not None:
-            self._reader.close()
-
-    def _read(self, shas: Sequence[str]) -> dict[str, tuple[str | None, str]]:
-        """(patch-id, diff) of each of `shas` git gives (merges give nothing)."""
-        if not shas:
-            return {}
-        if self._reader is None:
-            self._reader = self._repository.reader(diffs=True)
-        return {
-            commit.sha: (commit.patch.patch_id, commit.patch.diff)
-            for commit in self._reader.commits(shas)
-        }
-
-    def fill_patch_ids(self, facts: list[CommitFacts]) -> list[CommitFacts]:
-        """Commits matched before the store kept patch-ids get theirs from git."""
-        missing = [
-            f.commit.sha
-            for f in facts
-            if f.row is not None and f.row.patch_id is None and f.postings
-        ]
-        found = self._read(missing)
-        return [
-            replace(f, row=replace(f.row, patch_id=found[f.commit.sha][0]))
-            if f.row is not None and f.commit.sha in found
-            else f
-            for f in facts
-        ]
-
-    def diffs(self, shas: Sequence[str]) -> dict[str, str]:
-        return {sha: diff for sha, (_, diff) in self._read(shas).items()}

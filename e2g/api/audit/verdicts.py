@@ -41,7 +41,7 @@ from e2g.api.audit.model import (
     VersionInfo,
 )
 from e2g.api.audit.reviews import COMMENT, authors, check_tags, reviews_of
-from e2g.mail.interdiff import compare
+from e2g.mail.interdiff import compare_hunks, hunks
 from e2g.model import Address
 
 # Found by an exact key: the posting is the commit's, whatever its score.
@@ -76,7 +76,7 @@ def decide(
     reason = exempt_reason(base.subject, base.files, rules.exempt)
     if reason:
         return replace(base, verdict=Verdict.EXEMPT, evidence=reason)
-    named = authors(facts)
+    named = people.group(authors(facts))
     tags = check_tags(facts, people=people, authors=named)
     base = replace(base, tags=tags)
     if facts.row is None:
@@ -241,7 +241,8 @@ def _changed(
             verdict=Verdict.EARLIER,
             evidence=f"{shown}; the applied code was never reviewed",
         )
-    if changed_lines(posted, context=True) == changed_lines(code, context=True):
+    mine, theirs = hunks(posted), hunks(code)
+    if changed_lines(mine, context=True) == changed_lines(theirs, context=True):
         # The same code in another diff's form (`diff -urp`, other paths), which
         # patch-ids tell apart.
         only_committer = all(r.committer for r in counted if r.version == last)
@@ -251,13 +252,13 @@ def _changed(
             evidence=shown + (" (committer only)" if only_committer else ""),
             committer_only=only_committer,
         )
-    if changed_lines(posted, context=False) == changed_lines(code, context=False):
+    if changed_lines(mine, context=False) == changed_lines(theirs, context=False):
         return replace(
             base,
             verdict=Verdict.TRIVIAL,
             evidence=f"{shown}; context lines differ (a rebase)",
         )
-    interdiff = compare(posted, code)
+    interdiff = compare_hunks(mine, theirs)
     delta = delta_of(interdiff, last, disclosed=disclosed(facts, last, sources))
     kept = interdiff.identical + sum(c.kind == "edited" for c in interdiff.changes)
     total = kept + sum(c.kind == "dropped" for c in interdiff.changes)
