@@ -91,6 +91,8 @@ def link_json(result: LinkResult) -> dict[str, object]:
         },
         "trees": [in_tree_json(place) for place in result.trees],
         "backport_postings": [posting_json(posting) for posting in result.own],
+        "merge": result.merge,
+        "merged": [link_json(found) for found in result.merged],
     }
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from e2g.api import trees
 from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
-from e2g.errors import E2gError, NotMatched, UsageError
+from e2g.errors import E2gError, NotMatched
 from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
@@ -49,7 +49,8 @@ __all__ = [
 BATCH = 200
 
 
-def _matcher(settings: Settings) -> Matcher:
+def matcher_for(settings: Settings) -> Matcher:
+    """A matcher over the store `settings` name (an error when nothing was ingested)."""
     store = open_store(settings)
     if store.max_seq() == 0:
         store.close()
@@ -64,11 +65,12 @@ def link(
     repository = Repo.open(repo)
     sha = repository.resolve(rev)
     commit = next(iter(repository.commits([sha])), None)
-    if commit is None:
-        raise UsageError(
-            f"{rev} is a merge commit; e2g links the commits it merged: e2g match {rev}^1..{rev}"
-        )
-    matcher = _matcher(settings)
+    if commit is None:  # a merge: its pull request and the commits it brought in
+        from e2g.api.merges import link_merge  # here: merges imports this module
+        from e2g.git.trees import read_heads
+
+        return link_merge(settings, repository, read_heads(repository, [sha])[0])
+    matcher = matcher_for(settings)
     try:
         key = repo_key(repository)
         edge = trees.upstream_edge(matcher.store, repository, repo=key, commit=commit)
@@ -251,7 +253,7 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         _count_split(summary, found)
         pending: list[LinkRows] = []
         job = batch.Job(
-            partial(_matcher, settings),
+            partial(matcher_for, settings),
             repository.root,
             ignore_trailers,
             span,

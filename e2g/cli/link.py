@@ -75,6 +75,9 @@ def render_link(result: LinkResult) -> None:
     )
     output.out()
     _render_trees(result)
+    if result.merge:
+        _render_merge(result)
+        return
     _render_postings(result)
     if result.own:
         output.out("the backport's own mails:")
@@ -83,6 +86,37 @@ def render_link(result: LinkResult) -> None:
             for line in _posting_lines(posting):
                 output.out(line)
             output.out()
+
+
+def _render_merge(result: LinkResult) -> None:
+    """A merge: the pull request that asked for it, then each commit it brought in
+    with its review in one line."""
+    if result.postings:
+        output.out("pull request:")
+        for posting in result.postings:
+            for line in _posting_lines(posting):
+                output.out(line)
+            output.out()
+    else:
+        output.out(f"no pull request found ({result.note})")
+        output.out()
+    output.out(f"brought in {output.count(len(result.merged), 'commit')}:")
+    for found in result.merged:
+        output.out(f"  {found.commit.sha[:12]}  {found.commit.subject}")
+        output.out(f"      {_review_line(found)}")
+
+
+def _review_line(result: LinkResult) -> str:
+    applied = next((p for p in result.postings if p.applied), None)
+    if applied is None:
+        return "no posting found"
+    lists = ", ".join(applied.lists) or "-"
+    reviews = sum(len(p.reviewers) for p in result.postings)
+    return (
+        f"v{applied.version} · {lists} · "
+        f"{output.count(applied.replies, 'reply', 'replies')} · "
+        f"{output.count(reviews, 'review trailer')} · <{applied.message_id}>"
+    )
 
 
 def _render_trees(result: LinkResult) -> None:

@@ -1136,6 +1136,17 @@ class Store:
             )
         }
 
+    def pull_requests(
+        self, low: int, high: int, *, limit: int = 500
+    ) -> list[StoredMessage]:
+        """The pull requests (kind pull) dated in [low, high] (Unix times), newest
+        first: a range over the date index."""
+        return self._select(
+            "kind = 'pull' AND date BETWEEN ? AND ?",
+            (low, high, limit),
+            suffix="ORDER BY date DESC LIMIT ?",
+        )
+
     def subjects_by_key(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
         """(subject_key, message_id, subject) of every message whose subject key is
         one of `keys`, light (no files or lists): one query per 500 keys."""

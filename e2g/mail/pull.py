@@ -111,3 +111,51 @@ def find_pull(text: str) -> PullRequest | None:
             if found is not None:
                 return found
     return None
+
+
+# What git merge and git pull write: Merge tag 'for-linus' of git://host/path, Merge
+# branch 'x' of URL, Merge tags 'a' and 'b' (the first names the request), and
+# older pulls' Merge git://host/path.
+_MERGE = re.compile(
+    r"^Merge (?:(?:remote-tracking )?(?:tag|branch)e?s? '([^'\n]{1,256})'"
+    r"(?:[^\n]*? of (\S{1,1024}))?|(\S+://\S{1,1024}))",
+)
+
+
+def parse_merge(subject: str) -> PullRequest | None:
+    """The repository and ref a merge commit's subject line names, or None: what
+    `git merge` and `git pull` write ("Merge tag 'x' of URL"). A local merge names
+    a ref and no URL (url is then empty)."""
+    found = _MERGE.match(subject.strip())
+    if found is None:
+        return None
+    if found[3]:
+        return PullRequest(url=found[3].rstrip(":"), ref=None)
+    return PullRequest(url=(found[2] or "").rstrip(":"), ref=found[1])
+
+
+def _repository(url: str) -> str:
+    """A URL as the host and path, whatever the scheme and a trailing .git or /."""
+    url = re.sub(r"^[a-z+]+://", "", url.strip().lower()).rstrip("/")
+    url = url.removesuffix(".git")
+    return re.sub(r"^[^@/]+@", "", url).replace(":", "/", 1)
+
+
+def _ref_name(ref: str) -> str:
+    for prefix in ("refs/tags/", "refs/heads/", "tags/", "heads/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def requests_merge(request: PullRequest, merge: PullRequest) -> bool:
+    """Whether the pull request `request` asked for what `merge` merged: the same
+    ref (tags/x is x), and the same repository when the merge names one (git://
+    and https:// of one host and path are one)."""
+    if merge.ref is not None and (
+        request.ref is None or _ref_name(request.ref) != _ref_name(merge.ref)
+    ):
+        return False
+    if merge.url:
+        return _repository(request.url) == _repository(merge.url)
+    return merge.ref is not None

@@ -150,6 +150,10 @@ class LinkResult(Compact):
     upstream: Upstream | None = None
     trees: tuple[InTree, ...] = ()
     own: tuple[Posting, ...] = ()
+    # For a merge: the commits it brought in, each with its answer (its postings
+    # are then the pull request that asked for the merge).
+    merged: tuple[LinkResult, ...] = ()
+    merge: bool = False  # the commit is a merge (postings: its pull request)
 
     @property
     def status(self) -> str:

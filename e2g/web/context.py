@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 CACHE_ENTRIES = 512
 STATS_SECONDS = 60  # stats read the whole repo: recompute at most once a minute
 
-StatsBy = Literal["dir", "list", "year", "method"]  # e2g.api.stats.GROUPINGS
+StatsBy = Literal["dir", "list", "year", "method", "tree"]  # e2g.api.stats.GROUPINGS
 StatsDepth = Annotated[int, Query(ge=1, le=8)]
 
 

@@ -170,6 +170,7 @@ def commit_page(
         upstream=result.upstream,
         trees=result.trees,
         own=result.own,
+        merged=result.merged,
         rejected=result.rejected[:20],
         order=order,
         box_value=rev,

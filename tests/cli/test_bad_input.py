@@ -271,11 +271,18 @@ def test_non_utf8_message_in_text_and_on_an_ascii_terminal(mail, awkward):
     assert json.loads(result.stdout)["subject"] == found["subject"]
 
 
-def test_link_a_merge_is_a_usage_error(mail, awkward):
-    for extra in ([], ["--json"]):
-        result = e2g(mail, "link", *extra, "-C", awkward["path"], "HEAD")
-        one_line(result, 2, "e2g: error: HEAD is a merge commit; ")
-        assert "e2g match HEAD^1..HEAD" in result.stderr
+def test_link_a_merge_answers_for_what_it_merged(mail, awkward):
+    """A merge is answered with its pull request (none here) and the commits it
+    brought in (issue 26), not refused."""
+    text = e2g(mail, "link", "-C", awkward["path"], "HEAD")
+    assert text.returncode == 0, text.stderr
+    assert "no pull request found" in text.stdout
+    assert "brought in" in text.stdout
+    found = e2g(mail, "link", "--json", "-C", awkward["path"], "HEAD")
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert answer["merge"] is True
+    assert answer["merged"]
 
 
 def test_match_counts_merges_as_skipped(data, awkward):

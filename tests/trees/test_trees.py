@@ -14,7 +14,8 @@ from e2g.api.core import open_store
 from e2g.api.link import link, match_tree, stored_results
 from e2g.api.reverse import way_back
 from e2g.api.stats import stats
-from e2g.render import releases_line, way_back_json
+from e2g.render import link_json, releases_line, way_back_json
+from tests.conftest import git
 from tests.trees.world import REVIEWER, World, build, rebase_next
 
 
@@ -175,13 +176,49 @@ def test_stats_by_tree(matched: tuple[World, config.Settings]) -> None:
     world, settings = matched
     found = stats(settings, repo=world.repo, by="tree")
     rows = {row.key: (row.commits, row.matched) for row in found.rows}
-    # master: the base (no posting) and A..E; 1.0.y: four backports, the commit
-    # only 1.0.y has and the revert; 1.1.y: D's backport; next: N1, N2.
+    # master: the base (no posting), A..E, T1 and T2; 1.0.y: four backports, the
+    # commit only 1.0.y has and the revert; 1.1.y: D's backport; next: N1, N2.
     assert rows == {
-        "mainline/master": (6, 5),
+        "mainline/master": (8, 7),
         "stable/linux-1.0.y": (6, 4),
         "stable/linux-1.1.y": (1, 1),
         "next/next": (2, 2),
     }
     backports = [row.by_method["backport"] for row in found.rows]
     assert sum(backports) == 5
+
+
+def test_a_merge_shows_its_pull_request_and_what_it_brought(
+    matched: tuple[World, config.Settings],
+) -> None:
+    world, settings = matched
+    result = link(settings, world.shas["merge"], repo=world.repo)
+    assert result.merge
+    assert [(p.message_id, p.method, p.applied) for p in result.postings] == [
+        ("pull-1.3@example.org", "pull-request", True)
+    ]
+    brought = {found.commit.sha: found for found in result.merged}
+    assert set(brought) == {world.shas["T1"], world.shas["T2"]}
+    for name in ("T1", "T2"):
+        (applied,) = [p for p in brought[world.shas[name]].postings if p.applied]
+        assert applied.message_id == f"{name}@example.org"
+        assert applied.reviewers == (f"Reviewed-by: {REVIEWER}",)
+    shape = link_json(result)
+    assert shape["merge"] is True
+    assert len(shape["merged"]) == 2  # type: ignore[arg-type]
+
+
+def test_a_merge_with_no_pull_request(tmp_path: Path) -> None:
+    """A local merge names a branch and no URL: only a request for that branch would
+    do, and there is none; the commits it brought in are still answered."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    git(world.repo, "checkout", "-q", "-b", "local", world.shas["E"])
+    git(world.repo, "commit", "-q", "--allow-empty", "-m", "frob: nothing")
+    git(world.repo, "checkout", "-q", "master")
+    git(world.repo, "merge", "-q", "--no-ff", "-m", "Merge branch 'local'", "local")
+    result = link(settings, "HEAD", repo=world.repo)
+    assert result.merge and result.postings == ()
+    assert "no pull request for local" in result.note
+    assert [found.commit.subject for found in result.merged] == ["frob: nothing"]

@@ -68,3 +68,17 @@ def test_the_rest_keys(
     }
     plain = client.get(f"/api/v1/commits/{world.shas['S-1.0']}").json()
     assert plain["upstream"] is None
+
+
+def test_a_merge_page(
+    client: TestClient,
+    matched: tuple[World, config.Settings],  # noqa: F811
+) -> None:
+    world, _ = matched
+    page = client.get(f"/commit/{world.shas['merge']}")
+    assert page.status_code == 200
+    assert "[GIT PULL] frob for 1.3" in page.text
+    assert "frob: T1" in page.text and "frob: T2" in page.text
+    body = client.get(f"/api/v1/commits/{world.shas['merge']}").json()
+    assert body["merge"] is True
+    assert body["postings"][0]["message_id"] == "pull-1.3@example.org"

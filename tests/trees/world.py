@@ -2,8 +2,9 @@
 dir, and the list archive that carried its patches and the backport process's mails.
 
 mainline (master): base, then A..E (each posted and reviewed), tagged v1.0 (base),
-v1.1 (after C), v1.2 (after E); then a signed-tag merge of a topic branch whose pull
-request is in the archive.
+v1.1 (after C), v1.2 (after E); then the merge of an annotated tag (what a signed
+tag is, less the signature) of a topic branch T1, T2, whose pull request is in the
+archive.
 linux-1.0.y (from v1.0): A by `cherry-pick -x`, B with `commit B upstream.`, C as a
 plain cherry-pick (patch-id only), E with `[ Upstream commit E ]` and other context,
 then a revert of the A backport; tagged v1.0.1 after C's backport, v1.0.2 at its tip.
@@ -168,6 +169,7 @@ def build(root: Path) -> World:
     _edit(world, 45, "int e = 4;", "E")
     _post(world, "E")
     git(repo, "tag", "v1.2")
+    _pull(world)
     _process_mails(world)
     _stable(world)
     _next(world)
@@ -179,6 +181,49 @@ def build(root: Path) -> World:
         f'[trees.next]\nrepo = "{repo}"\nbranches = ["next"]\n'
     )
     return world
+
+
+PULL_URL = "git://git.example.org/frob.git"
+
+
+def _pull(world: World) -> None:
+    """A topic branch of two posted patches, tagged (annotated, as a signed tag is)
+    and merged into master as `git pull URL tag` does, after its pull request."""
+    repo = world.repo
+    git(repo, "checkout", "-q", "-b", "topic", "master")
+    for number, name in enumerate(("T1", "T2")):
+        _edit(world, 55 + 2 * number, f"int {name.lower()} = {number};", name)
+        _post(world, name)
+    when = _tick(world)
+    git(repo, "tag", "-a", "-m", "frob for 1.3", "frob-for-1.3", env=_env(when))
+    world.mails.append(
+        mail(
+            0,
+            subject="[GIT PULL] frob for 1.3",
+            sender=MAINTAINER,
+            message_id="pull-1.3@example.org",
+            date=when + timedelta(hours=1),
+            body=(
+                "Hi,\n\nThe following changes since commit "
+                f"{world.shas['E']}:\n\n  frob: E\n\nare available in the Git "
+                f"repository at:\n\n  {PULL_URL} tags/frob-for-1.3\n\n"
+                f"for you to fetch changes up to {world.shas['T2']}:\n\n  frob: T2\n"
+            ),
+        )
+    )
+    git(repo, "checkout", "-q", "master")
+    when = _tick(world)
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        f"Merge tag 'frob-for-1.3' of {PULL_URL.removesuffix('.git')}",
+        "frob-for-1.3",
+        env=_env(when),
+    )
+    world.shas["merge"] = git(repo, "rev-parse", "HEAD").strip()
 
 
 def _stable(world: World) -> None:
