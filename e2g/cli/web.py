@@ -46,16 +46,20 @@ def serve(
         raise UsageError(
             f"e2g serve needs the web extra ({error.name} is missing): pip install 'e2g[web]'"
         ) from None
-    repository = (repo or Path.cwd()).resolve()
-    if not repository.is_dir():
-        raise RepoError(f"{repository} is not a directory: pass --repo PATH")
+    repository = _repository(repo)
     settings = options(ctx).settings()
-    _check_can_serve(settings, repository, host, port)
+    _check_can_serve(settings, host, port)
     app = create_app(settings, repo=repository)
     if not options(ctx).quiet:
         where = f"[{host}]" if ":" in host else host
+        what = (
+            f"for {repository}"
+            if repository is not None
+            else "(no git repository here: mail, threads, search and the way back; "
+            "-C REPO adds commits, blame and tokens)"
+        )
         output.err(
-            f"e2g: serving {settings.data_dir} for {repository} on http://{where}:{port}/ (Ctrl-C stops)"
+            f"e2g: serving {settings.data_dir} {what} on http://{where}:{port}/ (Ctrl-C stops)"
         )
         if host not in LOOPBACK:
             output.err(
@@ -74,21 +78,35 @@ def serve(
         return  # Ctrl-C is how a server is stopped: a quiet, successful end
 
 
-def _check_can_serve(
-    settings: Settings, repository: Path, host: str, port: int
-) -> None:
+def _repository(repo: Path | None) -> Path | None:
+    """The repository whose commits the pages show: --repo (which must be one), else
+    the current directory when it is inside one, else None: the mail alone."""
+    from e2g.git.repo import Repo
+
+    if repo is None:
+        try:
+            Repo.open(Path.cwd())
+        except RepoError:
+            return None
+        return Path.cwd().resolve()
+    repository = repo.resolve()
+    if not repository.is_dir():
+        raise RepoError(f"{repository} is not a directory: pass --repo PATH")
+    Repo.open(repository)  # a clear error now, not on every commit page
+    return repository
+
+
+def _check_can_serve(settings: Settings, host: str, port: int) -> None:
     """Refuse at start, in one line, what would otherwise fail on every page: no
-    mail to serve, no git repository for the commit pages, a port already taken."""
+    mail to serve, a port already taken."""
     import errno
     import socket
 
     from e2g.api.core import no_mail, open_store
-    from e2g.git.repo import Repo
 
     with open_store(settings) as store:
         if store.max_seq() == 0:
             raise no_mail(settings)
-    Repo.open(repository)
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:

@@ -224,9 +224,10 @@ def _install_errors(app: FastAPI) -> None:
 
 
 def create_app(
-    settings: Settings, *, repo: Path, cache_entries: int = CACHE_ENTRIES
+    settings: Settings, *, repo: Path | None, cache_entries: int = CACHE_ENTRIES
 ) -> FastAPI:
-    """The whole web application for one store and one git repository."""
+    """The whole web application for one store and one git repository (None: the
+    mail only; the pages of commits say that no repository is configured)."""
     # Imported here, before the server's threads start: Whoosh is imported with
     # stand-ins briefly in sys.modules (e2g.index.whoosh_imports), which another
     # thread's import must not see.
@@ -242,7 +243,7 @@ def create_app(
     )
     app.state.e2g = WebContext(
         settings=settings,
-        repo=repo,
+        repository=repo,
         templates=make_templates(settings),
         cache=ResultCache(cache_entries),
         stylesheet=(HERE / "static" / "style.css").read_bytes(),

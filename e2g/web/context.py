@@ -177,11 +177,23 @@ class ResultCache:
 @dataclass(frozen=True, slots=True)
 class WebContext:
     settings: Settings
-    repo: Path
+    # None: served outside any git repository. Mail, threads, search and the way
+    # back need none; the pages of commits (and their blame) say that none is set.
+    repository: Path | None
     templates: jinja2.Environment
     cache: ResultCache
     stylesheet: bytes
     script: bytes  # static/tokens.js, the one script: the token page's panel
+
+    @property
+    def repo(self) -> Path:
+        """The git repository, for the pages that read commits."""
+        if self.repository is None:
+            raise errors.RepoError(
+                "no git repository is configured: e2g serve was started outside one; "
+                "start it with -C REPO to show commits, their blame and their tokens"
+            )
+        return self.repository
 
     def cached(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
         signature = store_signature(self.settings)

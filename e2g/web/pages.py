@@ -93,12 +93,14 @@ def front(context: Context) -> HTMLResponse:
         counts = api.counts(context.settings)
         busy = threads.discussed_threads(context.settings)
         # Reviewed commits first: on a real tree most commits never reached a list.
-        reviewed = threads.recent_commits(
-            context.settings, repo=context.repo, status="matched"
-        )
-        unmatched = threads.recent_commits(
-            context.settings, repo=context.repo, status="no-match", limit=5
-        )
+        reviewed, unmatched = [], []
+        if context.repository is not None:
+            reviewed = threads.recent_commits(
+                context.settings, repo=context.repository, status="matched"
+            )
+            unmatched = threads.recent_commits(
+                context.settings, repo=context.repository, status="no-match", limit=5
+            )
     except errors.EmptyStore:
         counts, busy, reviewed, unmatched = None, [], [], []
     return render(
