@@ -37,6 +37,7 @@ from e2g.mail.backport import (
     parse_backport,
     process_kind,
     process_version,
+    upstream_subject,
 )
 from e2g.mail.subject import subject_key
 from e2g.matcher.postings import UrlFor, thread_links, to_posting
@@ -198,12 +199,21 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
 def _copies_possible(
     found: Split, shas: Sequence[str], scope: Scope, known: dict[str, bool]
 ) -> list[str]:
+    """The commits whose patch-ids are worth reading (see _by_patch_id)."""
     if scope.tree is not None and (scope.rank > 0 or known):
         return list(shas)
     subjects: dict[str, list[str]] = {}
     for sha in shas:
-        subjects.setdefault(subject_key(found.heads[sha].subject), []).append(sha)
-    return [sha for group in subjects.values() if len(group) > 1 for sha in group]
+        title = upstream_subject(found.heads[sha].subject)
+        subjects.setdefault(subject_key(title), []).append(sha)
+    # An Android UPSTREAM:/BACKPORT:/FROMGIT: commit says it is a copy, naming none.
+    android = [
+        sha
+        for sha in shas
+        if (note := parse_backport(found.heads[sha].message)) and note.how == "android"
+    ]
+    repeated = [sha for group in subjects.values() if len(group) > 1 for sha in group]
+    return list(dict.fromkeys([*repeated, *android]))
 
 
 def _may_be_upstream(

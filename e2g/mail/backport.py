@@ -98,6 +98,13 @@ def parse_backport(message: str) -> BackportNote | None:
     return None
 
 
+def upstream_subject(subject: str) -> str:
+    """`subject` without an Android UPSTREAM:/BACKPORT:/FROMGIT: prefix: the subject
+    of the commit it copies."""
+    found = _ANDROID.match(subject)
+    return subject[found.end() :].strip() if found else subject
+
+
 class ProcessKind(StrEnum):
     """Which step of the backport process a mail is."""
 

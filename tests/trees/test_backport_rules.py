@@ -13,6 +13,7 @@ from e2g.mail.backport import (
     process_kind,
     process_title,
     process_version,
+    upstream_subject,
 )
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -171,3 +172,9 @@ def test_process_kind_never_raises(subject: str) -> None:
 )
 def test_process_version(subject: str, version: str | None) -> None:
     assert process_version(subject) == version
+
+
+def test_upstream_subject() -> None:
+    assert upstream_subject("UPSTREAM: mm: fix") == "mm: fix"
+    assert upstream_subject("BACKPORT: FROMGIT: mm: fix") == "FROMGIT: mm: fix"
+    assert upstream_subject("mm: fix") == "mm: fix"

@@ -11,7 +11,7 @@ import pytest
 from e2g import config
 from e2g.api import core
 from e2g.api.core import open_store
-from e2g.api.link import link, match_tree, stored_results
+from e2g.api.link import link, match, match_tree, stored_results
 from e2g.api.reverse import way_back
 from e2g.api.stats import stats
 from e2g.render import link_json, releases_line, way_back_json
@@ -38,10 +38,13 @@ def matched(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, config.Set
     return world, settings
 
 
-def edges(settings: config.Settings, world: World) -> dict[str, tuple[str, str]]:
+def edges(
+    settings: config.Settings, shas: World | dict[str, str]
+) -> dict[str, tuple[str, str]]:
+    named = shas.shas if isinstance(shas, World) else shas
     with open_store(settings) as store:
-        found = store.backports_of(list(world.shas.values()))
-    names = {sha: name for name, sha in world.shas.items()}
+        found = store.backports_of(list(named.values()))
+    names = {sha: name for name, sha in named.items()}
     return {
         names[e.sha]: (names.get(e.upstream_sha, e.upstream_sha), e.how) for e in found
     }
@@ -222,3 +225,26 @@ def test_a_merge_with_no_pull_request(tmp_path: Path) -> None:
     assert result.merge and result.postings == ()
     assert "no pull request for local" in result.note
     assert [found.commit.subject for found in result.merged] == ["frob: nothing"]
+
+
+def test_android_and_plain_picks_in_one_unnamed_repository(tmp_path: Path) -> None:
+    """No named tree: `e2g match --all` of one repository. An UPSTREAM: commit
+    names no sha and a plain cherry-pick says nothing: both are found by patch-id
+    (the earlier commit is the upstream); the AUTOSEL mail stays out of review."""
+    world = build(tmp_path)
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    core.ingest(settings, [world.archive])
+    git(world.repo, "checkout", "-q", "-b", "android", "v1.0")
+    git(world.repo, "cherry-pick", world.shas["A"])
+    message = git(world.repo, "log", "-1", "--format=%B")
+    git(world.repo, "commit", "-q", "--amend", "-m", f"UPSTREAM: {message}")
+    android = git(world.repo, "rev-parse", "HEAD").strip()
+    git(world.repo, "checkout", "-q", "master")
+    summary = match(settings, [], repo=world.repo, all_refs=True, jobs=1)
+    assert summary.backports == 6  # A..E's stable copies, D's and the Android one
+    found = edges(settings, {**world.shas, "android": android})
+    assert found["android"] == ("A", "patch-id")
+    assert found["C-1.0"] == ("C", "patch-id")
+    assert found["A-1.0"] == ("A", "cherry-picked")
+    result = link(settings, world.shas["A"], repo=world.repo)
+    assert {p.message_id for p in result.postings} == {"A@example.org"}
