@@ -270,9 +270,54 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
                 summary.elapsed = time.monotonic() - started
                 on_result(answer, summary)
         writer.write(pending)
-    trees.store_split(settings, found, scope=scope, max_seq=max_seq)
+    rows = trees.store_split(settings, found, scope=scope, max_seq=max_seq)
+    for answer in _split_answers(settings, found, rows, scope=scope, to_json=to_json):
+        _count(summary, answer)
+        if on_result is not None:
+            summary.elapsed = time.monotonic() - started
+            on_result(answer, summary)
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def _split_answers(
+    settings: Settings,
+    found: trees.Split,
+    rows: list[LinkRows],
+    *,
+    scope: trees.Scope,
+    to_json: Callable[[LinkResult], dict[str, object]] | None,
+) -> Iterator[Matched]:
+    """The answers of the backports and rebased commits `rows` stored, as the
+    batch gives the others' (a backport's JSON as `e2g link` shows it)."""
+    shas = [row.commit[0] for row in rows]
+    stored = {r.commit.sha: r for r in stored_results(settings, scope.repo, shas)}
+    upstream: dict[str, LinkResult] = {}
+    for edge in found.backports.values():
+        upstream |= {
+            r.commit.sha: r
+            for r in stored_results(settings, edge.upstream_repo, [edge.upstream_sha])
+        }
+    with open_store(settings) as store:
+        for row in rows:
+            sha = row.commit[0]
+            result = stored.get(sha)
+            backport = found.backports.get(sha)
+            if result is not None and backport is not None:
+                above = upstream.get(backport.upstream_sha)
+                result = replace(
+                    result,
+                    postings=above.postings if above else (),
+                    upstream=trees.upstream_of(store, backport),
+                    own=result.postings,
+                )
+            yield Matched(
+                sha=sha,
+                method=row.commit[8],
+                outside=False,
+                rows=row,
+                json=to_json(result) if to_json and result else None,
+            )
 
 
 def match_tree(  # noqa: PLR0913 - options are keyword-only
@@ -362,7 +407,6 @@ def _split(
 def _count_split(summary: MatchSummary, found: trees.Split) -> None:
     summary.backports = len(found.backports)
     summary.rebased = len(found.rebased)
-    summary.commits += summary.backports + summary.rebased
 
 
 def _utc(stamp: int) -> datetime:

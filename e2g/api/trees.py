@@ -41,7 +41,14 @@ from e2g.mail.backport import (
 )
 from e2g.mail.subject import subject_key
 from e2g.matcher.postings import UrlFor, thread_links, to_posting
-from e2g.model.links import Commit, CommitInfo, Evidence, InTree, Posting, Upstream
+from e2g.model.links import (
+    Commit,
+    CommitInfo,
+    Evidence,
+    InTree,
+    Posting,
+    Upstream,
+)
 
 # A backport's own mails: at most this many of the same title are looked at.
 PROCESS_MAILS = 100
@@ -404,10 +411,11 @@ def _rebased_row(
 
 def store_split(
     settings: Settings, found: Split, *, scope: Scope, max_seq: int
-) -> None:
-    """Write what `split` found, after the batch stored the commits it names."""
+) -> list[LinkRows]:
+    """Write what `split` found, after the batch stored the commits it names;
+    return the rows written (one per backport or rebased commit)."""
     if not found.backports and not found.rebased:
-        return
+        return []
     from e2g.api.core import open_store
 
     with open_store(settings) as store:
@@ -421,6 +429,7 @@ def store_split(
                 for edge in found.backports.values()
             ]
         )
+    return rows
 
 
 def scope_ranks(settings: Settings) -> dict[str, int]:

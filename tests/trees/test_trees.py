@@ -162,7 +162,9 @@ def test_a_rebased_branch_matched_twice(tmp_path: Path) -> None:
     assert (first.matched, first.rebased) == (2, 0)
     rebase_next(world)
     (second,) = match_tree(settings, "next", jobs=1)
-    assert (second.rebased, second.matched, second.no_match) == (2, 0, 0)
+    # Answered from the commits they replace: matched as those were, no mail read.
+    assert (second.rebased, second.matched, second.no_match) == (2, 2, 0)
+    assert second.by_method == {"patch-id": 2}
     for name in ("N1", "N2"):
         answer = way_back(settings, f"{name}@example.org")
         assert [c.sha for c in answer.commits] == [world.shas[f"{name}'"]]
@@ -248,3 +250,29 @@ def test_android_and_plain_picks_in_one_unnamed_repository(tmp_path: Path) -> No
     assert found["A-1.0"] == ("A", "cherry-picked")
     result = link(settings, world.shas["A"], repo=world.repo)
     assert {p.message_id for p in result.postings} == {"A@example.org"}
+
+
+def test_match_streams_a_backport_as_link_shows_it(tmp_path: Path) -> None:
+    """`e2g match --tree stable --jsonl`: one line per commit, a backport's with its
+    upstream, the upstream's postings and its own mails."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    match_tree(settings, "mainline", jobs=1)
+    lines: list[dict[str, object]] = []
+    summaries = match_tree(
+        settings,
+        "stable",
+        jobs=1,
+        to_json=link_json,
+        on_result=lambda answer, _: lines.append(answer.json or {}),
+    )
+    assert sum(s.commits for s in summaries) == len(lines) == 7
+    by_sha = {line["commit"]: line for line in lines}
+    b = by_sha[world.shas["B-1.0"]]
+    assert b["upstream"]["commit"] == world.shas["B"]  # type: ignore[index]
+    assert [p["message_id"] for p in b["postings"]] == ["B@example.org"]  # type: ignore[attr-defined,index]
+    assert [p["message_id"] for p in b["backport_postings"]] == [  # type: ignore[attr-defined,index]
+        "process-B@example.org"
+    ]
+    assert summaries[0].by_method["backport"] == 4
