@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from e2g.config import Settings, TreeConfig
 from e2g.errors import UsageError
@@ -32,6 +32,7 @@ from e2g.git.trees import CommitHead
 from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
 from e2g.index.store import BackportEdge, Store, StoredSha, TreePlace
 from e2g.mail.backport import (
+    BackportNote,
     notice_keys,
     notice_prefixes,
     parse_backport,
@@ -50,6 +51,8 @@ from e2g.model.links import (
     Upstream,
 )
 
+# Commit messages read per git call while looking for notes.
+HEADS = 5000
 # A backport's own mails: at most this many of the same title are looked at.
 PROCESS_MAILS = 100
 
@@ -78,7 +81,10 @@ class Split:
     backports: dict[str, BackportEdge] = field(default_factory=dict)
     rebased: dict[str, StoredSha] = field(default_factory=dict)  # new sha: old one
     upstreams: list[str] = field(default_factory=list)  # to match first, in this repo
+    # Without their messages (read in chunks of HEADS, notes taken out): a
+    # kernel's million commits' messages would be a gigabyte.
     heads: dict[str, CommitHead] = field(default_factory=dict)
+    notes: dict[str, BackportNote] = field(default_factory=dict)
 
     @property
     def answered(self) -> set[str]:
@@ -95,9 +101,13 @@ def split(
 ) -> Split:
     """Which of `shas` (about to be matched) are backports or rebased copies of
     commits that are stored, or among `shas` themselves."""
-    found = Split(
-        heads={head.sha: head for head in git_trees.read_heads(repository, shas)}
-    )
+    found = Split()
+    for start in range(0, len(shas), HEADS):
+        for head in git_trees.read_heads(repository, shas[start : start + HEADS]):
+            note = parse_backport(head.message)
+            if note is not None:
+                found.notes[head.sha] = note
+            found.heads[head.sha] = replace(head, message="")
     _by_note(store, repository, found, scope=scope)
     answered = found.answered
     left = [sha for sha in shas if sha not in answered]
@@ -107,11 +117,7 @@ def split(
 
 def _by_note(store: Store, repository: Repo, found: Split, *, scope: Scope) -> None:
     """Backports whose message names their upstream commit."""
-    notes = {
-        sha: note
-        for sha, head in found.heads.items()
-        if (note := parse_backport(head.message)) is not None and note.shas
-    }
+    notes = {sha: note for sha, note in found.notes.items() if note.shas}
     named = sorted({short for note in notes.values() for short in note.shas})
     # Full shas the store knows need no git; the rest are expanded in one call.
     known = store.commits_by_shas([short for short in named if len(short) == 40])
@@ -215,9 +221,7 @@ def _copies_possible(
         subjects.setdefault(subject_key(title), []).append(sha)
     # An Android UPSTREAM:/BACKPORT:/FROMGIT: commit says it is a copy, naming none.
     android = [
-        sha
-        for sha in shas
-        if (note := parse_backport(found.heads[sha].message)) and note.how == "android"
+        sha for sha in shas if sha in found.notes and found.notes[sha].how == "android"
     ]
     repeated = [sha for group in subjects.values() if len(group) > 1 for sha in group]
     return list(dict.fromkeys([*repeated, *android]))

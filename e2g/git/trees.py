@@ -8,6 +8,7 @@ by e2g.api.trees, which brings these facts and the store together.
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,11 +31,8 @@ class CommitHead:
     author: Address
     author_date: datetime
     commit_date: datetime
-    message: str
-
-    @property
-    def subject(self) -> str:
-        return " ".join(self.message.split("\n", 1)[0].split())[:MAX_SUBJECT]
+    subject: str
+    message: str  # the whole message, subject line first
 
 
 def _git(repo: Repo, arguments: Sequence[str], *, data: bytes | None = None) -> bytes:
@@ -83,6 +81,7 @@ def _head(record: str) -> CommitHead | None:
         author=Address(name, email),
         author_date=datetime.fromtimestamp(int(authored), UTC),
         commit_date=datetime.fromtimestamp(int(committed), UTC),
+        subject=" ".join(message.split("\n", 1)[0].split())[:MAX_SUBJECT],
         message=message.rstrip("\n")[:MAX_BODY],
     )
 
@@ -107,21 +106,46 @@ def expand(repo: Repo, abbreviated: Sequence[str]) -> dict[str, str]:
 
 def patch_ids(repo: Repo, shas: Sequence[str]) -> dict[str, str]:
     """`git patch-id --stable` of each commit of `shas` that has a diff, from one
-    `git log -p --no-walk` piped into one `git patch-id`."""
+    `git log -p --no-walk` piped straight into one `git patch-id` (the diffs are
+    never held here: a stable range's can be gigabytes)."""
     if not shas:
         return {}
-    diffs = _git(
-        repo,
-        ["log", "-p", "--no-walk=unsorted", "--stdin", "--format=commit %H"],
-        data="".join(f"{sha}\n" for sha in shas).encode(),
-    )
-    output = _git(repo, ["patch-id", "--stable"], data=diffs)
-    found: dict[str, str] = {}
-    for line in output.decode().splitlines():
+    base = ["git", "-C", str(repo.root)]
+    with tempfile.TemporaryFile() as listed:
+        listed.write("".join(f"{sha}\n" for sha in shas).encode())
+        listed.seek(0)
+        try:
+            log = subprocess.Popen(
+                [
+                    *base,
+                    "log",
+                    "-p",
+                    "--no-walk=unsorted",
+                    "--stdin",
+                    "--format=commit %H",
+                ],
+                stdin=listed,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except FileNotFoundError as error:
+            raise RepoError("git not found on PATH") from error
+        assert log.stdout is not None
+        found = subprocess.run(
+            [*base, "patch-id", "--stable"],
+            stdin=log.stdout,
+            capture_output=True,
+            check=False,
+        )
+        log.stdout.close()
+        if log.wait() != 0 or found.returncode != 0:
+            raise RepoError(f"git log -p | git patch-id failed in {repo.root}")
+    ids: dict[str, str] = {}
+    for line in found.stdout.decode().splitlines():
         words = line.split()
         if len(words) == 2:
-            found[words[1]] = words[0]
-    return found
+            ids[words[1]] = words[0]
+    return ids
 
 
 def range_shas(
