@@ -620,3 +620,27 @@ def test_bad_input_gets_one_line_and_its_exit_code(sample) -> None:
         assert done.returncode == code, (args, done.stderr)
         assert words in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_command_gives_every_token_its_commit(built, tmp_path: Path) -> None:
+    """What `e2g blame --tokens` answers (the view's answer, then line blame's -M -C
+    where it names an older commit): every token right but the moved function's
+    last punctuation (see moved_punctuation)."""
+    from e2g.api.tokens import token_origins
+
+    root, shas = built
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    repo = Repo.open(root)
+    head = repo.resolve("HEAD")
+    text = repo.file_text(head, "src/math.c")
+    tokens, blamed = token_origins(
+        settings, repo, "src/math.c", head, lexer_for("x.c"), text=text, contents=None
+    )
+    expected = expected_origins(shas)
+    wrong = [
+        (token.line, token.text, origin.sha[:8])
+        for token, origin in zip(tokens, blamed.origins, strict=True)
+        if origin.sha != expected.get((token.line, token.text), shas["base"])
+        and not moved_punctuation(token.line, token.text)
+    ]
+    assert wrong == []

@@ -374,6 +374,10 @@ class TokenHistory:
         it), or of `contents` (the work tree's view on top of it): the commit that
         brought it. Commits in `ignore` are looked through."""
         view_head = self.state.commits[tip]
+        # -M finds code moved within the file token by token. It costs: git.git's
+        # diff.c 9.3 s against 5.8 s without; line blame's -M -C (which e2g.api.tokens
+        # applies after) sees most moves too, but not short or edited ones: without
+        # -M here 1.2-1.9% of the tokens of apply.c, diff.c and git-p4.py differ.
         arguments = ["blame", "--porcelain", "-M"]
         arguments += [
             item
