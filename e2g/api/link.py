@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from e2g.api import trees
+from e2g.api import tree_view, trees
 from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
 from e2g.errors import E2gError, NotMatched
@@ -73,14 +73,18 @@ def link(
     matcher = matcher_for(settings)
     try:
         key = repo_key(repository)
-        edge = trees.upstream_edge(matcher.store, repository, repo=key, commit=commit)
+        edge = tree_view.upstream_edge(
+            matcher.store, repository, repo=key, commit=commit
+        )
         if edge is not None:
             result = _backport(settings, matcher, repository, commit, edge)
         else:
             result = _matched(matcher, repository, commit, ignore_trailers)
         return replace(
             result,
-            trees=trees.in_trees(matcher.store, repo=key, sha=commit.sha, edge=edge),
+            trees=tree_view.in_trees(
+                matcher.store, repo=key, sha=commit.sha, edge=edge
+            ),
         )
     finally:
         matcher.store.close()
@@ -118,17 +122,17 @@ def _backport(
         upstream = next(iter(repository.commits([edge.upstream_sha])), None)
         if upstream is not None:
             found = _matched(matcher, repository, upstream, False)
-    own = trees.own_postings(
+    own = tree_view.own_postings(
         matcher.store,
         commit,
-        version=trees.branch_version(matcher.store, commit.sha),
+        version=tree_view.branch_version(matcher.store, commit.sha),
         url_for=settings.url_for,
     )
     return LinkResult(
         commit_info(commit),
         found.postings if found is not None else (),
         note=found.note if found is not None else "",
-        upstream=trees.upstream_of(matcher.store, edge),
+        upstream=tree_view.upstream_of(matcher.store, edge),
         own=own,
     )
 
@@ -308,7 +312,7 @@ def _split_answers(
                 result = replace(
                     result,
                     postings=above.postings if above else (),
-                    upstream=trees.upstream_of(store, backport),
+                    upstream=tree_view.upstream_of(store, backport),
                     own=result.postings,
                 )
             yield Matched(
@@ -352,7 +356,13 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
         dated, merges = repository.dated_rev_list(
             [branch, *(f"^{tip}" for tip in before)]
         )
-        trees.record_branch(settings, scope=scope, shas=[sha for sha, _ in dated])
+        trees.record_branch(
+            settings,
+            repo=key,
+            tree=tree.name,
+            branch=scope.branch or branch,
+            shas=[sha for sha, _ in dated],
+        )
         summaries.append(
             _match_dated(
                 settings,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from e2g.api import trees
+from e2g.api import tree_view
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
@@ -229,7 +229,9 @@ def _trees(store: Store, commits: list[Applied]) -> tuple[InTree, ...]:
     found: dict[tuple[str, str, str | None, str | None], InTree] = {}
     for commit in commits:
         edge = store.backport_edges(commit.repo, [commit.sha]).get(commit.sha)
-        for place in trees.in_trees(store, repo=commit.repo, sha=commit.sha, edge=edge):
+        for place in tree_view.in_trees(
+            store, repo=commit.repo, sha=commit.sha, edge=edge
+        ):
             found.setdefault(
                 (place.repo, place.commit, place.tree, place.branch), place
             )

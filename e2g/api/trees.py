@@ -5,9 +5,9 @@ and the first release of each.
 of a commit that is matched (or being matched) anyway: those cost a store lookup,
 not a mail search, and inherit the upstream's review. Backports are found from the
 commit message first (mail.backport's notes, an abbreviated sha expanded in the
-repository), then by an equal `git patch-id --stable`. `store_backports()` writes
-their answers once the batch has matched the rest. `e2g link` asks `attach()` to add
-the upstream, the trees and their releases to an answer.
+repository), then by an equal `git patch-id --stable`. `store_split()` writes
+their answers once the batch has matched the rest. What `e2g link` shows of them is
+e2g.api.tree_view's.
 
 Trees are named in the config file (config.TreeConfig), listed upstream first: a
 patch-id match never makes a commit the backport of one in a tree listed after its
@@ -41,14 +41,8 @@ from e2g.mail.backport import (
     upstream_subject,
 )
 from e2g.mail.subject import subject_key
-from e2g.matcher.postings import UrlFor, thread_links, to_posting
 from e2g.model.links import (
-    Commit,
     CommitInfo,
-    Evidence,
-    InTree,
-    Posting,
-    Upstream,
 )
 
 # Commit messages read per git call while looking for notes.
@@ -457,12 +451,13 @@ def branch_name(branch: str) -> str:
     return branch.rsplit("..", 1)[-1] or branch
 
 
-def record_branch(settings: Settings, *, scope: Scope, shas: Sequence[str]) -> None:
-    """Store that `scope`'s branch reaches `shas` (beyond the branches listed
+def record_branch(
+    settings: Settings, *, repo: str, tree: str, branch: str, shas: Sequence[str]
+) -> None:
+    """Store that `branch` of `tree` reaches `shas` (beyond the branches listed
     before it), marking the commits it reached before and lost as gone."""
-    assert scope.tree is not None and scope.branch is not None
     with TreeWriter(settings.store_path) as writer:
-        writer.set_branch(scope.repo, tree=scope.tree, branch=scope.branch, shas=shas)
+        writer.set_branch(repo, tree=tree, branch=branch, shas=shas)
 
 
 def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
@@ -483,131 +478,3 @@ def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
             repo, found=found, tags=[(tag.name, tag.target) for tag in new]
         )
     return len(found)
-
-
-# -- what `e2g link` shows ----------------------------------------------------------
-
-
-def upstream_edge(
-    store: Store, repository: Repo, *, repo: str, commit: Commit
-) -> BackportEdge | None:
-    """The upstream of `commit` (of the repository keyed `repo`): stored by `e2g
-    match`, else read from its message now, else the earliest other commit of the
-    store with its patch-id, committed before it."""
-    stored = store.backport_edges(repo, [commit.sha]).get(commit.sha)
-    if stored is not None:
-        return stored
-    note = parse_backport(f"{commit.subject}\n\n{commit.body}")
-    if note is not None and note.shas:
-        in_repo = git_trees.expand(repository, note.shas)
-        for short in note.shas:
-            full = in_repo.get(short)
-            rows = store.commits_by_prefix(full or short)
-            if len({row.sha for row in rows}) == 1 and rows[0].sha != commit.sha:
-                return BackportEdge(
-                    repo, commit.sha, rows[0].repo, rows[0].sha, note.how
-                )
-            if full is not None and full != commit.sha:
-                return BackportEdge(repo, commit.sha, repo, full, note.how)
-    return _patch_id_edge(store, repo=repo, commit=commit)
-
-
-def _patch_id_edge(store: Store, *, repo: str, commit: Commit) -> BackportEdge | None:
-    patch_id = commit.patch.patch_id
-    if not patch_id:
-        return None
-    stamp = int(commit.commit_date.timestamp())
-    rows = [
-        row
-        for row in store.commits_with_patch_ids([patch_id]).get(patch_id, [])
-        if row.sha != commit.sha and row.commit_date < stamp
-    ]
-    places = store.tree_places([row.sha for row in rows])
-    rows = [
-        row
-        for row in rows
-        if not all(p.gone for p in places.get(row.sha, []) or [_LIVE])
-    ]
-    if not rows:
-        return None
-    return BackportEdge(repo, commit.sha, rows[0].repo, rows[0].sha, "patch-id")
-
-
-_LIVE = TreePlace("", "", "", "", gone=False)
-
-
-def own_postings(
-    store: Store, commit: Commit, *, version: str | None, url_for: UrlFor
-) -> tuple[Posting, ...]:
-    """The backport process's mails for `commit`, as postings of it."""
-    threads = thread_links(store)
-    found = process_mails(store, [commit.subject], version=version).get(
-        subject_key(commit.subject), []
-    )
-    messages = {m.message_id: m for m in store.messages([mid for mid, _, _ in found])}
-    return tuple(
-        to_posting(
-            store,
-            messages[mid],
-            method=kind,
-            score=1.0,
-            applied=False,
-            url_for=url_for,
-            evidence=(Evidence("backport", detail),),
-            threads=threads,
-        )
-        for mid, kind, detail in found
-        if mid in messages
-    )
-
-
-def branch_version(store: Store, sha: str) -> str | None:
-    """The stable series of the first live branch that reaches `sha` ("6.1")."""
-    for place in store.tree_places([sha]).get(sha, []):
-        if not place.gone:
-            return Scope(place.repo, place.tree, place.branch).version
-    return None
-
-
-def in_trees(
-    store: Store, *, repo: str, sha: str, edge: BackportEdge | None
-) -> tuple[InTree, ...]:
-    """Every tree's commit of the patch `sha` carries: the upstream commit first
-    ("applied"), then its backports, each on each live branch that reaches it, with
-    its first release; commits a rebase left behind are left out."""
-    root_repo, root = (edge.upstream_repo, edge.upstream_sha) if edge else (repo, sha)
-    copies = [e for e in store.backports_of([root]) if e.upstream_repo == root_repo]
-    if edge is not None and all(e.sha != sha for e in copies):
-        copies.append(edge)
-    entries = [(root_repo, root, "applied")] + [(e.repo, e.sha, e.how) for e in copies]
-    places = store.tree_places([s for _, s, _ in entries])
-    releases: dict[str, str] = {}
-    for key in {r for r, _, _ in entries}:
-        releases.update(store.releases(key, [s for r, s, _ in entries if r == key]))
-    found = []
-    for key, commit, how in entries:
-        mine = [p for p in places.get(commit, []) if p.repo == key]
-        live: list[TreePlace | None] = [p for p in mine if not p.gone]
-        if mine and not live:
-            continue  # history: a rebase replaced it
-        for place in live or [None]:
-            found.append(
-                InTree(
-                    repo=key,
-                    tree=place.tree if place else None,
-                    branch=place.branch if place else None,
-                    commit=commit,
-                    how=how,
-                    release=releases.get(commit),
-                )
-            )
-    return tuple(found)
-
-
-def upstream_of(store: Store, edge: BackportEdge) -> Upstream:
-    """`edge`'s upstream as `e2g link` names it, with its tree and subject."""
-    places = store.tree_places([edge.upstream_sha]).get(edge.upstream_sha, [])
-    tree = next((p.tree for p in places if not p.gone), None)
-    stored = store.stored_commits(edge.upstream_repo, [edge.upstream_sha])
-    subject = stored[edge.upstream_sha].subject if edge.upstream_sha in stored else ""
-    return Upstream(edge.upstream_sha, edge.upstream_repo, edge.how, tree, subject)
