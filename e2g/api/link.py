@@ -293,35 +293,48 @@ def _split_answers(
     to_json: Callable[[LinkResult], dict[str, object]] | None,
 ) -> Iterator[Matched]:
     """The answers of the backports and rebased commits `rows` stored, as the
-    batch gives the others' (a backport's JSON as `e2g link` shows it)."""
+    batch gives the others'; with `to_json`, a backport's JSON as `e2g link` shows
+    it (read back from the store only then)."""
+    results = _split_results(settings, found, rows, scope=scope) if to_json else {}
+    for row in rows:
+        sha = row.commit[0]
+        result = results.get(sha)
+        yield Matched(
+            sha=sha,
+            method=row.commit[8],
+            outside=False,
+            rows=row,
+            json=to_json(result) if to_json and result else None,
+        )
+
+
+def _split_results(
+    settings: Settings, found: trees.Split, rows: list[LinkRows], *, scope: trees.Scope
+) -> dict[str, LinkResult]:
+    """The stored answers of `rows`' commits, a backport's with its upstream's
+    postings (read per upstream repository, 500 commits a read)."""
     shas = [row.commit[0] for row in rows]
     stored = {r.commit.sha: r for r in stored_results(settings, scope.repo, shas)}
-    upstream: dict[str, LinkResult] = {}
+    by_repo: dict[str, list[str]] = {}
     for edge in found.backports.values():
-        upstream |= {
-            r.commit.sha: r
-            for r in stored_results(settings, edge.upstream_repo, [edge.upstream_sha])
-        }
+        by_repo.setdefault(edge.upstream_repo, []).append(edge.upstream_sha)
+    upstream = {
+        (repo, r.commit.sha): r
+        for repo, ups in by_repo.items()
+        for r in stored_results(settings, repo, sorted(set(ups)))
+    }
     with open_store(settings) as store:
-        for row in rows:
-            sha = row.commit[0]
-            result = stored.get(sha)
-            backport = found.backports.get(sha)
-            if result is not None and backport is not None:
-                above = upstream.get(backport.upstream_sha)
-                result = replace(
-                    result,
-                    postings=above.postings if above else (),
-                    upstream=tree_view.upstream_of(store, backport),
-                    own=result.postings,
-                )
-            yield Matched(
-                sha=sha,
-                method=row.commit[8],
-                outside=False,
-                rows=row,
-                json=to_json(result) if to_json and result else None,
+        for sha, edge in found.backports.items():
+            if sha not in stored:
+                continue
+            above = upstream.get((edge.upstream_repo, edge.upstream_sha))
+            stored[sha] = replace(
+                stored[sha],
+                postings=above.postings if above else (),
+                upstream=tree_view.upstream_of(store, edge),
+                own=stored[sha].postings,
             )
+    return stored
 
 
 def match_tree(  # noqa: PLR0913 - options are keyword-only
