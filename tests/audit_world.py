@@ -86,9 +86,11 @@ class World:
         git(self.repo, "commit", "-q", "-m", message, env=env)
         return git(self.repo, "rev-parse", "HEAD").strip()
 
-    def diff_of(self, sha: str) -> str:
-        """The diff `git format-patch` posts for `sha` (from `diff --git` on)."""
-        text = git(self.repo, "format-patch", "-1", "--stdout", sha)
+    def diff_of(self, sha: str, *, renames: bool = True) -> str:
+        """The diff `git format-patch` posts for `sha` (from `diff --git` on);
+        without `renames`, as git before 2.9 posted a renamed file."""
+        form = "-M" if renames else "--no-renames"
+        text = git(self.repo, "format-patch", form, "-1", "--stdout", sha)
         body = text[text.index("diff --git ") :]
         return body[: body.rindex("\n-- \n") + 1]
 

@@ -4,6 +4,7 @@ its summary and JSON and SARIF shapes, and the pure rules behind them."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -20,7 +21,15 @@ from e2g.mail.interdiff import hunks
 from e2g.mail.review import comments_on_patch, has_changelog, maintainer_notes
 from e2g.render import audit_json, audit_sarif, audit_summary_json
 from tests.audit_world import build
-from tests.conftest import clone
+from tests.conftest import clone, git
+
+IDENTITY = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "A",
+    "GIT_AUTHOR_EMAIL": "a@example.org",
+    "GIT_COMMITTER_NAME": "A",
+    "GIT_COMMITTER_EMAIL": "a@example.org",
+}
 
 VERDICTS = {
     "reviewed": Verdict.REVIEWED,
@@ -81,6 +90,50 @@ def test_a_one_line_change_after_review_is_shown_with_its_hunk(audits):
         (3, False, True),
         (2, True, False),
     ]
+
+
+def test_the_commit_is_read_in_its_posting_form(world):
+    """A posting without rename detection (git before 2.9) is compared with the
+    commit read the same way, so a patch-id that differs only by that form is
+    still the same code."""
+    settings, repo, shas = world
+    repository = Repo.open(repo)
+    commits = list(repository.commit_messages([shas["reviewed"]]))[:1]
+    asked: list[bool] = []
+
+    def commit_diff(sha: str, renames: bool) -> str | None:
+        asked.append(renames)
+        with repository.reader(renames=renames) as reader:
+            return next(iter(reader.commits([sha]))).patch.diff
+
+    with open_store(settings) as store:
+        (facts,) = read_facts(store, repo_key(repository), commits)
+        facts = dataclasses.replace(
+            facts, row=dataclasses.replace(facts.row, patch_id="0" * 40)
+        )
+        sources = Sources(store.diff, store.body, commit_diff)
+        found = decide(facts, people=People(None), rules=Rules(), sources=sources)
+    assert found.verdict is Verdict.REVIEWED
+    assert asked == [False]
+
+
+def test_a_reader_without_renames_shows_a_deletion_and_an_addition(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "old.c").write_text("".join(f"int x{n};\n" for n in range(20)))
+    git(repo, "add", "old.c")
+    git(repo, "commit", "-q", "-m", "one", env=IDENTITY)
+    git(repo, "mv", "old.c", "new.c")
+    git(repo, "commit", "-q", "-m", "two", env=IDENTITY)
+    repository = Repo.open(repo)
+    with repository.reader() as reader:
+        (renamed,) = reader.commits(["HEAD"])
+    with repository.reader(renames=False) as reader:
+        (plain,) = reader.commits(["HEAD"])
+    assert "rename from old.c" in renamed.patch.diff
+    assert "deleted file mode" in plain.patch.diff
+    assert "new file mode" in plain.patch.diff
 
 
 def test_a_maintainer_edit_disclosed_between_sign_offs(audits):
@@ -163,7 +216,7 @@ def test_a_fuzzy_low_score_match_with_other_code_is_uncertain(world):
             row=dataclasses.replace(facts.row, patch_id="0" * 40),
             postings=(weak,),
         )
-        sources = Sources(store.diff, store.body, lambda sha: None)
+        sources = Sources(store.diff, store.body, lambda sha, renames: None)
         found = decide(facts, people=People(None), rules=Rules(), sources=sources)
     assert found.verdict is Verdict.UNCERTAIN
     assert found.evidence == "v1 found by subject, score 0.65"

@@ -258,10 +258,13 @@ class Repo:
         with self.reader(diffs=diffs, batch_size=batch_size) as reader:
             yield from reader.commits(shas)
 
-    def reader(self, *, diffs: bool = True, batch_size: int = 0) -> CommitReader:
+    def reader(
+        self, *, diffs: bool = True, batch_size: int = 0, renames: bool = True
+    ) -> CommitReader:
         """A long-lived reader of commits, batch after batch, for one process's life
-        (close it, or use it as a context manager)."""
-        return CommitReader(self, diffs=diffs, batch_size=batch_size)
+        (close it, or use it as a context manager). Without `renames`, a renamed
+        file is a deletion and an addition, as git before 2.9 posted it."""
+        return CommitReader(self, diffs=diffs, batch_size=batch_size, renames=renames)
 
     def mailmap_lookup(self, addresses: Sequence[Address]) -> list[Address]:
         """Canonical (name, email) per address through the repository's mailmap.
@@ -498,7 +501,9 @@ class CommitReader:
     no commit give nothing; commits are as commits() gives them.
     """
 
-    def __init__(self, repo: Repo, *, diffs: bool, batch_size: int = 0) -> None:
+    def __init__(
+        self, repo: Repo, *, diffs: bool, batch_size: int = 0, renames: bool = True
+    ) -> None:
         self._repo = repo
         # Shas per write (0: the default); at most _STREAM_BATCH, see there.
         self._batch = min(batch_size or _STREAM_BATCH, _STREAM_BATCH)
@@ -506,6 +511,8 @@ class CommitReader:
         self._shallow = repo.shallow_boundary()
         self._marker = f"#e2g-end-{os.urandom(8).hex()}".encode("ascii")
         self._options = list(_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
+        if diffs and not renames:
+            self._options[self._options.index("-M")] = "--no-renames"
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self._process: subprocess.Popen[bytes] | None = self._start()
 

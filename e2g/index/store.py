@@ -895,7 +895,7 @@ class Store:
                 f"{column} FROM links WHERE repo = ? AND commit_sha IN ({marks})",
                 (repo, *chunk),
             )
-            for sha, message_id, method, score, applied, evidence in rows:
+            for sha, message_id, method, score, applied, reasons in rows:
                 found.setdefault(str(sha), []).append(
                     StoredLink(
                         commit_sha=str(sha),
@@ -903,7 +903,7 @@ class Store:
                         method=str(method),
                         score=float(score),
                         applied=bool(applied),
-                        evidence=_evidence(evidence),
+                        evidence=_evidence(reasons),
                     )
                 )
         return found

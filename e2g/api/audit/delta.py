@@ -24,16 +24,22 @@ def patch_of(facts: CommitFacts, version: int) -> Posted | None:
     return min(patches, key=posting_order) if patches else None
 
 
-def landed_code(facts: CommitFacts, sources: Sources) -> str | None:
-    """The commit's diff: a posting's with the same patch-id (the store has it),
-    else the one read from git."""
+def landed_code(facts: CommitFacts, sources: Sources, *, like: str) -> str | None:
+    """The commit's diff in the form of the posted diff `like` (renamed files as
+    renames, or as a deletion and an addition): a posting's with the commit's
+    patch-id (the store has it), else the one read from git."""
+    renames = has_renames(like)
     patch_id = facts.row.patch_id if facts.row else None
     for posted in facts.postings:
         if posted.is_patch and patch_id and posted.message.patch_id == patch_id:
             found = sources.posted_diff(posted.message.seq)
-            if found is not None:
+            if found is not None and has_renames(found) == renames:
                 return found
-    return sources.commit_diff(facts.commit.sha)
+    return sources.commit_diff(facts.commit.sha, renames)
+
+
+def has_renames(diff: str) -> bool:
+    return diff.startswith("rename from ") or "\nrename from " in diff
 
 
 def changed_lines(cut: list[Hunk], *, context: bool) -> Counter[tuple[str, str]]:

@@ -61,7 +61,7 @@ class Sources:
 
     posted_diff: Callable[[int], str | None]
     body: Callable[[int], str]
-    commit_diff: Callable[[str], str | None]
+    commit_diff: Callable[[str, bool], str | None]  # (sha, with renames)
 
 
 def posting_order(posted: Posted) -> tuple[int, bool, float]:

@@ -83,48 +83,63 @@ def _judged(
     """The chunk's verdicts. A verdict that compares versions and finds the
     commit's code in no posting asks for its diff; those commits are read from git
     together, and judged again with it."""
-    wanted: set[str] = set()
+    wanted: set[tuple[str, bool]] = set()
 
-    def none_yet(sha: str) -> str | None:
-        wanted.add(sha)
+    def none_yet(sha: str, renames: bool) -> str | None:
+        wanted.add((sha, renames))
         return None
 
     first = Sources(posted_diff=store.diff, body=store.body, commit_diff=none_yet)
     judged = [decide(f, people=people, rules=rules, sources=first) for f in facts]
     if not wanted:
         return judged
-    diffs = reader.diffs(sorted(wanted))
-    again = Sources(posted_diff=store.diff, body=store.body, commit_diff=diffs.get)
+    diffs = {
+        (sha, renames): diff
+        for renames in (True, False)
+        for sha, diff in reader.diffs(
+            sorted(sha for sha, form in wanted if form is renames), renames=renames
+        ).items()
+    }
+    again = Sources(
+        posted_diff=store.diff,
+        body=store.body,
+        commit_diff=lambda sha, renames: diffs.get((sha, renames)),
+    )
+    redo = {sha for sha, _ in wanted}
     return [
         decide(f, people=people, rules=rules, sources=again)
-        if f.commit.sha in wanted
+        if f.commit.sha in redo
         else verdict
         for f, verdict in zip(facts, judged, strict=True)
     ]
 
 
 class _LazyReader:
-    """One commit reader with diffs for the whole audit, started when first asked:
-    most audits after a `match` never need it."""
+    """Commit readers with diffs for the whole audit, started when first asked
+    (most audits after a `match` never need one): one with renames, as match
+    reads commits, and one without, for postings that show a renamed file as a
+    deletion and an addition."""
 
     def __init__(self, repository: Repo) -> None:
         self._repository = repository
-        self._reader: CommitReader | None = None
+        self._readers: dict[bool, CommitReader] = {}
 
     def close(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
 
-    def _read(self, shas: Sequence[str]) -> dict[str, tuple[str | None, str]]:
+    def _read(
+        self, shas: Sequence[str], *, renames: bool = True
+    ) -> dict[str, tuple[str | None, str]]:
         """(patch-id, diff) of each of `shas` git gives (merges give nothing)."""
         if not shas:
             return {}
-        if self._reader is None:
-            self._reader = self._repository.reader(diffs=True)
+        if renames not in self._readers:
+            self._readers[renames] = self._repository.reader(renames=renames)
         return {
             commit.sha: (commit.patch.patch_id, commit.patch.diff)
-            for commit in self._reader.commits(shas)
+            for commit in self._readers[renames].commits(shas)
         }
 
     def fill_patch_ids(self, facts: list[CommitFacts]) -> list[CommitFacts]:
@@ -142,5 +157,7 @@ class _LazyReader:
             for f in facts
         ]
 
-    def diffs(self, shas: Sequence[str]) -> dict[str, str]:
-        return {sha: diff for sha, (_, diff) in self._read(shas).items()}
+    def diffs(self, shas: Sequence[str], *, renames: bool) -> dict[str, str]:
+        return {
+            sha: diff for sha, (_, diff) in self._read(shas, renames=renames).items()
+        }

@@ -234,7 +234,7 @@ def _changed(
     shown = _who([r for r in counted if r.version == last])
     reviewed = patch_of(facts, last)
     posted = sources.posted_diff(reviewed.message.seq) if reviewed else None
-    code = landed_code(facts, sources)
+    code = landed_code(facts, sources, like=posted) if posted else None
     if posted is None or code is None:
         return replace(
             base,
