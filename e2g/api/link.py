@@ -25,6 +25,7 @@ from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import BackportEdge, Store
+from e2g.mail.backport import PROCESS_METHODS
 from e2g.mail.patch import diff_lines
 from e2g.matcher import batch
 from e2g.matcher.batch import Matched, outside_archive, outside_text, request_for
@@ -275,7 +276,7 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
                 on_result(answer, summary)
         writer.write(pending)
     rows = trees.store_split(settings, found, scope=scope, max_seq=max_seq)
-    for answer in _split_answers(settings, found, rows, scope=scope, to_json=to_json):
+    for answer in _split_answers(settings, rows, scope=scope, to_json=to_json):
         _count(summary, answer)
         if on_result is not None:
             summary.elapsed = time.monotonic() - started
@@ -286,7 +287,6 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
 
 def _split_answers(
     settings: Settings,
-    found: trees.Split,
     rows: list[LinkRows],
     *,
     scope: trees.Scope,
@@ -295,7 +295,7 @@ def _split_answers(
     """The answers of the backports and rebased commits `rows` stored, as the
     batch gives the others'; with `to_json`, a backport's JSON as `e2g link` shows
     it (read back from the store only then)."""
-    results = _split_results(settings, found, rows, scope=scope) if to_json else {}
+    results = _split_results(settings, rows, scope=scope) if to_json else {}
     for row in rows:
         sha = row.commit[0]
         result = results.get(sha)
@@ -309,32 +309,11 @@ def _split_answers(
 
 
 def _split_results(
-    settings: Settings, found: trees.Split, rows: list[LinkRows], *, scope: trees.Scope
+    settings: Settings, rows: list[LinkRows], *, scope: trees.Scope
 ) -> dict[str, LinkResult]:
-    """The stored answers of `rows`' commits, a backport's with its upstream's
-    postings (read per upstream repository, 500 commits a read)."""
+    """The stored answers of `rows`' commits (a backport's as `e2g link` shows it)."""
     shas = [row.commit[0] for row in rows]
-    stored = {r.commit.sha: r for r in stored_results(settings, scope.repo, shas)}
-    by_repo: dict[str, list[str]] = {}
-    for edge in found.backports.values():
-        by_repo.setdefault(edge.upstream_repo, []).append(edge.upstream_sha)
-    upstream = {
-        (repo, r.commit.sha): r
-        for repo, ups in by_repo.items()
-        for r in stored_results(settings, repo, sorted(set(ups)))
-    }
-    with open_store(settings) as store:
-        for sha, edge in found.backports.items():
-            if sha not in stored:
-                continue
-            above = upstream.get((edge.upstream_repo, edge.upstream_sha))
-            stored[sha] = replace(
-                stored[sha],
-                postings=above.postings if above else (),
-                upstream=tree_view.upstream_of(store, edge),
-                own=stored[sha].postings,
-            )
-    return stored
+    return {r.commit.sha: r for r in stored_results(settings, scope.repo, shas)}
 
 
 def match_tree(  # noqa: PLR0913 - options are keyword-only
@@ -538,8 +517,19 @@ def stored_results(
             found = stored_postings_of(
                 store, repo, chunk, url_for=settings.url_for, threads=threads
             )
+            edges = store.backport_edges(repo, chunk)
             for sha in chunk:
-                if sha in commits:
-                    yield LinkResult(
-                        commit=commits[sha], postings=tuple(found.get(sha, ()))
-                    )
+                if sha not in commits:
+                    continue
+                postings = tuple(found.get(sha, ()))
+                if sha not in edges:
+                    yield LinkResult(commit=commits[sha], postings=postings)
+                    continue
+                # A backport: its upstream's postings, then its own process mails.
+                own = tuple(p for p in postings if p.method in PROCESS_METHODS)
+                yield LinkResult(
+                    commit=commits[sha],
+                    postings=tuple(p for p in postings if p not in own),
+                    upstream=tree_view.upstream_of(store, edges[sha]),
+                    own=own,
+                )

@@ -28,7 +28,7 @@ from e2g.api import tree_view
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
-from e2g.mail.backport import ProcessKind
+from e2g.mail.backport import PROCESS_METHODS
 from e2g.mail.interdiff import Interdiff, compare
 from e2g.matcher.postings import same_author
 from e2g.model import Kind
@@ -49,8 +49,6 @@ FAMILY_WINDOW = timedelta(
 )  # how far apart two versions of one patch may be
 MAX_ANCESTORS = 64  # thread levels walked up from a reply to its patch
 MAX_SERIES = 200  # patches of one series answered for a cover letter
-# The methods of a backport's links to its process mails (e2g.api.trees).
-PROCESS_METHODS = frozenset(str(kind) for kind in ProcessKind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,9 @@ class ProcessKind(StrEnum):
     QUEUED = "queued"
 
 
+# The kinds as the methods of a backport's links to its process mails.
+PROCESS_METHODS = frozenset(str(kind) for kind in ProcessKind)
+
 # "6.1", "5.15.y", "4.19-stable", "6.1.y-stable", "stable", "stable-6.1": a tag that
 # names a stable tree. A bare version also starts kernel release announcements, but
 # those carry no [PATCH ...] group and so no tag.

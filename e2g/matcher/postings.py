@@ -190,8 +190,13 @@ def stored_postings_of(
     threads: Memo[str, ThreadLinks],
 ) -> dict[str, list[Posting]]:
     """`stored_postings` of each of `shas` (of the repository keyed `repo`) that has
-    stored links, their links and linked messages read for all of them at once."""
+    stored links, their links and linked messages read for all of them at once.
+
+    A backport (e2g.api.trees stored its edge) has its upstream commit's postings,
+    the review it inherits, before its own (the backport process's mails)."""
     links = store.links_of_commits(repo, shas)
+    for sha, upstream in _upstream_links(store, repo, shas).items():
+        links[sha] = [*upstream, *links.get(sha, [])]
     messages = {
         message.message_id: message
         for message in store.messages(
@@ -203,6 +208,26 @@ def stored_postings_of(
             store, found, messages=messages, url_for=url_for, threads=threads
         )
         for sha, found in links.items()
+    }
+
+
+def _upstream_links(
+    store: Store, repo: str, shas: Sequence[str]
+) -> dict[str, list[StoredLink]]:
+    """The stored links of the upstream commit of each backport among `shas`."""
+    edges = store.backport_edges(repo, shas)
+    by_repo: dict[str, list[str]] = {}
+    for edge in edges.values():
+        by_repo.setdefault(edge.upstream_repo, []).append(edge.upstream_sha)
+    found = {
+        (up_repo, sha): links
+        for up_repo, ups in by_repo.items()
+        for sha, links in store.links_of_commits(up_repo, ups).items()
+    }
+    return {
+        sha: found[edge.upstream_repo, edge.upstream_sha]
+        for sha, edge in edges.items()
+        if (edge.upstream_repo, edge.upstream_sha) in found
     }
 
 

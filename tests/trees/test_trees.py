@@ -10,6 +10,7 @@ import pytest
 
 from e2g import config
 from e2g.api import core
+from e2g.api.blame import blame
 from e2g.api.core import open_store
 from e2g.api.link import link, match, match_tree, stored_results
 from e2g.api.reverse import way_back
@@ -276,3 +277,22 @@ def test_match_streams_a_backport_as_link_shows_it(tmp_path: Path) -> None:
         "process-B@example.org"
     ]
     assert summaries[0].by_method["backport"] == 4
+
+
+def test_stored_answers_and_blame_inherit_the_upstream_review(
+    matched: tuple[World, config.Settings],
+) -> None:
+    """What `e2g match --all-results` and `e2g blame` read back for a backport: its
+    upstream's postings (the review), its own mails apart."""
+    world, settings = matched
+    (stored,) = stored_results(settings, str(world.repo), [world.shas["B-1.0"]])
+    assert stored.upstream is not None and stored.upstream.commit == world.shas["B"]
+    assert [p.message_id for p in stored.postings if p.applied] == ["B@example.org"]
+    assert [p.message_id for p in stored.own] == ["process-B@example.org"]
+    found = blame(settings, "frob.c", "linux-1.0.y", repo=world.repo, lines=(16, 16))
+    (run,) = found.runs
+    assert run.review.commit.sha == world.shas["B-1.0"]
+    assert run.review.status == "matched"
+    applied = [p for p in run.review.postings if p.applied]
+    assert [p.message_id for p in applied] == ["B@example.org"]
+    assert applied[0].reviewers == (f"Reviewed-by: {REVIEWER}",)
