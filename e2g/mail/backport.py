@@ -29,7 +29,10 @@ they are the backport's postings, never the upstream patch's review:
   kernel version: `6.1`, `5.15.y`, `4.19-stable`, or `stable`);
 - `FAILED: patch "[PATCH] subject" failed to apply to 6.1-stable tree`;
 - queued notices: `Patch "subject" has been added to the 6.1-stable tree`, and the
-  `... added to the 6.1-stable tree` variants ("queue", "stable-queue").
+  `... added to the 6.1-stable tree` variants ("queue", "stable-queue");
+- linux-next's merge reports (`linux-next: manual merge of the X tree with the Y
+  tree`, `linux-next: build failure after merge of the X tree`): they quote the
+  conflicting patches' hunks, and are no patch's review either.
 """
 
 from __future__ import annotations
@@ -112,6 +115,7 @@ class ProcessKind(StrEnum):
     STABLE_REVIEW = "stable-review"
     FAILED = "failed"
     QUEUED = "queued"
+    NEXT_MERGE = "next-merge"  # linux-next's reports of a merge (conflict, build)
 
 
 # The kinds as the methods of a backport's links to its process mails.
@@ -135,7 +139,12 @@ _QUEUED = re.compile(
 
 # Words every backport-process subject holds: most subjects lack them all, and are
 # answered without parsing (the matcher asks this of every candidate).
-_MAYBE = re.compile(r"autosel|stable|\d\.\d|failed|has been added", re.IGNORECASE)
+_MAYBE = re.compile(
+    r"autosel|stable|\d\.\d|failed|has been added|linux-next", re.IGNORECASE
+)
+# linux-next's reports: "linux-next: manual merge of the net-next tree with the net
+# tree", "linux-next: build failure after merge of the drm tree".
+_NEXT_MERGE = re.compile(r"^\s*linux-next:\s.*\bmerge\b", re.IGNORECASE)
 
 
 def process_kind(subject: str) -> ProcessKind | None:
@@ -146,6 +155,8 @@ def process_kind(subject: str) -> ProcessKind | None:
         return ProcessKind.FAILED
     if _QUEUED.match(subject):
         return ProcessKind.QUEUED
+    if _NEXT_MERGE.match(subject):
+        return ProcessKind.NEXT_MERGE
     info = parse_subject(subject)
     if info.is_reply:
         return None  # a review reply inside the series is its thread, not a step

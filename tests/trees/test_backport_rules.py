@@ -113,6 +113,14 @@ def test_a_note_is_found_wherever_it_stands(before: str, after: str) -> None:
         ),
         ('Patch "mm: fix" has been added to the 6.1-stable tree', ProcessKind.QUEUED),
         ('patch "mm: fix" has been added to the 5.4-stable tree', ProcessKind.QUEUED),
+        (
+            "linux-next: manual merge of the net-next tree with the net tree",
+            ProcessKind.NEXT_MERGE,
+        ),
+        (
+            "linux-next: build failure after merge of the drm tree",
+            ProcessKind.NEXT_MERGE,
+        ),
     ],
 )
 def test_process_kinds(subject: str, kind: ProcessKind) -> None:
@@ -129,6 +137,7 @@ def test_process_kinds(subject: str, kind: ProcessKind) -> None:
         "Re: [PATCH AUTOSEL 6.1 12/40] mm: fix",
         "[GIT PULL] mm fixes for 6.1",
         "Linux 6.1.42",
+        "linux-next: Tree for Dec 5",
     ],
 )
 def test_not_process(subject: str) -> None:
