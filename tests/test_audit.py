@@ -18,7 +18,12 @@ from e2g.api.core import open_store
 from e2g.api.link import repo_key
 from e2g.git.repo import Repo
 from e2g.mail.interdiff import hunks
-from e2g.mail.review import comments_on_patch, has_changelog, maintainer_notes
+from e2g.mail.review import (
+    comments_on_patch,
+    cover_changelog,
+    has_changelog,
+    maintainer_notes,
+)
 from e2g.render import audit_json, audit_sarif, audit_summary_json
 from tests.audit_world import build
 from tests.conftest import clone, git
@@ -302,6 +307,21 @@ def test_has_changelog():
     assert not has_changelog(
         "Fix x.\n---\n a.c | 2 +-\n 1 file changed, 1 insertion(+)"
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("Changes from v5:\n\n - fixed braces\n", True),
+        ("v2 -> v3:\n- renamed x\n", True),
+        ("Changes since v1:\n", True),
+        ("Changelog:\n", True),
+        ("This series changes the API of x.\n", False),
+        ("Hi,\n\nthese patches add x.\n", False),
+    ],
+)
+def test_cover_changelog(body, says):
+    assert cover_changelog(body) is says
 
 
 def test_maintainer_notes():

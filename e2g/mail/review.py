@@ -4,7 +4,8 @@
   words of its own is a review even without a trailer: most review on a list is
   that, and a reviewer's "looks good" rarely carries a Reviewed-by.
 - `has_changelog`: a posting that says what changed since its last version, in the
-  place git format-patch leaves for it (below the `---` line, above the diffstat).
+  place git format-patch leaves for it (below the `---` line, above the diffstat);
+  `cover_changelog`: a cover letter that does ("Changes from v5:").
 - `maintainer_notes`: the `[name: what I changed]` lines a maintainer writes between
   Signed-off-by lines when editing a patch on the way in (the kernel's convention).
 - `person`: who a review trailer names ("Jane Doe <jane@example.org>").
@@ -34,6 +35,13 @@ _HEADER = re.compile(r">[> ]*(?:@@ -\d|diff --git |\+\+\+ b/|--- a/)")
 _ATTRIBUTION_ENDS = ("wrote:", "writes:", "said:", "a écrit :", "schrieb:")
 # A diffstat line (" path | 3 ++-") or its summary (" 2 files changed, ...").
 _DIFFSTAT = re.compile(r" \S.*\|\s+(?:\d+|Bin\b).*| \d+ files? changed\b.*")
+# A line that starts a changelog of versions: "Changes since v2", "v3: ...",
+# "v1 -> v2:", "Changelog".
+_VERSION_NOTES = re.compile(
+    r"(?im)^[ \t*-]*(?:changes?\b[^\n]{0,40}?\b(?:v\d+|since|from)\b|change ?log\b"
+    r"|v\d+[ \t]*(?:->|:)|v\d+[ \t]*\.\.[ \t]*v\d+)"
+)
+MAX_SCAN = 64 * 1024  # characters of a cover letter searched for its changelog
 # `[jane: fixed the typo]` or `[jane@example.org: ...]` alone on a line.
 _NOTE = re.compile(r"\[[^\]\s:][^\]:]{0,80}:\s*[^\]]+\]")
 
@@ -69,6 +77,12 @@ def has_changelog(commentary: str) -> bool:
         elif below and line.strip() and not _DIFFSTAT.fullmatch(line):
             return True
     return False
+
+
+def cover_changelog(body: str) -> bool:
+    """Whether a cover letter says what changed since the last version ("Changes
+    from v5:", "v2 -> v3:", "Changelog:"): where a series discloses it most."""
+    return _VERSION_NOTES.search(body[:MAX_SCAN]) is not None
 
 
 def maintainer_notes(message: str) -> list[str]:

@@ -15,7 +15,8 @@ from collections import Counter
 from e2g.api.audit.facts import CommitFacts, Posted, Sources, posting_order
 from e2g.api.audit.model import Delta
 from e2g.mail.interdiff import Hunk, Interdiff
-from e2g.mail.review import has_changelog, maintainer_notes
+from e2g.mail.review import cover_changelog, has_changelog, maintainer_notes
+from e2g.model import Kind
 
 
 def patch_of(facts: CommitFacts, version: int) -> Posted | None:
@@ -79,12 +80,19 @@ def delta_of(interdiff: Interdiff, version: int, *, disclosed: str) -> Delta:
 
 def disclosed(facts: CommitFacts, version: int, sources: Sources) -> str:
     """How a change after review was disclosed: the committer's `[name: ...]` note
-    in the commit message, or a changelog below `---` of a later posting."""
+    in the commit message, or a changelog of a later version (below the `---` of
+    its patch, or in its cover letter)."""
     notes = maintainer_notes(facts.commit.message)
     if notes:
         return notes[0]
-    for posted in facts.postings:
-        later = posted.is_patch and posted.version > version
-        if later and has_changelog(sources.body(posted.message.seq)):
-            return f"changelog in v{posted.version}"
+    for posted in sorted(facts.postings, key=lambda found: found.version):
+        if posted.version <= version or posted.message.kind not in _SAYS_WHAT_CHANGED:
+            continue
+        says = has_changelog if posted.is_patch else cover_changelog
+        if says(sources.body(posted.message.seq)):
+            kind = "" if posted.is_patch else " cover letter"
+            return f"changelog in v{posted.version}{kind}"
     return ""
+
+
+_SAYS_WHAT_CHANGED = frozenset({Kind.PATCH, Kind.COVER})
