@@ -101,24 +101,23 @@ def read_facts(
         if link.message_id in messages
     }
     reviews = _reviews(store, [row.seq for rows in below.values() for row in rows])
+
+    def posted(sha: str, link: StoredLink) -> Posted:
+        return Posted(
+            message=messages[link.message_id],
+            link=link,
+            replies=tuple(
+                Reply(row.seq, row.message_id, row.author, reviews.get(row.seq, ()))
+                for row in below[(sha, link.message_id)]
+            ),
+        )
+
     return [
         CommitFacts(
             commit=commit,
             row=rows.get(commit.sha),
             postings=tuple(
-                Posted(
-                    message=messages[link.message_id],
-                    link=link,
-                    replies=tuple(
-                        Reply(
-                            row.seq,
-                            row.message_id,
-                            row.author,
-                            reviews.get(row.seq, ()),
-                        )
-                        for row in below[(commit.sha, link.message_id)]
-                    ),
-                )
+                posted(commit.sha, link)
                 for link in links.get(commit.sha, ())
                 if link.message_id in messages
             ),

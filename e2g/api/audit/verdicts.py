@@ -36,12 +36,13 @@ from e2g.api.audit.delta import (
 from e2g.api.audit.facts import CommitFacts, People, Sources, posting_order
 from e2g.api.audit.model import (
     CommitAudit,
+    Delta,
     ReviewGiven,
     Verdict,
     VersionInfo,
 )
 from e2g.api.audit.reviews import COMMENT, authors, check_tags, reviews_of
-from e2g.mail.interdiff import compare_hunks, hunks
+from e2g.mail.interdiff import Interdiff, compare_hunks, hunks
 from e2g.model import Address
 
 # Found by an exact key: the posting is the commit's, whatever its score.
@@ -260,6 +261,14 @@ def _changed(
         )
     interdiff = compare_hunks(mine, theirs)
     delta = delta_of(interdiff, last, disclosed=disclosed(facts, last, sources))
+    return _delta_verdict(base, interdiff, delta, shown=shown)
+
+
+def _delta_verdict(
+    base: CommitAudit, interdiff: Interdiff, delta: Delta, *, shown: str
+) -> CommitAudit:
+    """Changed after review, or, when most reviewed hunks are gone, an earlier
+    version reviewed."""
     kept = interdiff.identical + sum(c.kind == "edited" for c in interdiff.changes)
     total = kept + sum(c.kind == "dropped" for c in interdiff.changes)
     if total and kept / total < RELATED_HUNKS:
