@@ -29,7 +29,7 @@ from e2g.errors import UsageError
 from e2g.git import trees as git_trees
 from e2g.git.repo import Repo
 from e2g.git.trees import CommitHead
-from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
+from e2g.index.link_writer import LinkRows, TreeWriter
 from e2g.index.store import BackportEdge, Store, StoredSha, TreePlace
 from e2g.mail.backport import (
     BackportNote,
@@ -41,9 +41,6 @@ from e2g.mail.backport import (
     upstream_subject,
 )
 from e2g.mail.subject import subject_key
-from e2g.model.links import (
-    CommitInfo,
-)
 
 # Commit messages read per git call while looking for notes.
 HEADS = 5000
@@ -308,16 +305,14 @@ def backport_rows(
     )
     rows = []
     for sha, edge in found.backports.items():
-        stored, status = upstream.get(
-            (edge.upstream_repo, edge.upstream_sha), (None, "")
-        )
+        status, files = upstream.get((edge.upstream_repo, edge.upstream_sha), ("", ""))
         matched = status == "matched"
         mails = own.get(subject_key(found.heads[sha].subject), [])
         rows.append(
             LinkRows(
                 commit=_commit_row(
                     found.heads[sha],
-                    files=stored.files if stored else (),
+                    files=files,
                     status="matched" if matched else "no-match",
                     method="backport" if matched else None,
                     max_seq=max_seq,
@@ -337,25 +332,23 @@ def backport_rows(
 
 def _upstream_rows(
     store: Store, edges: Sequence[BackportEdge]
-) -> dict[tuple[str, str], tuple[CommitInfo | None, str]]:
-    """What is stored of each edge's upstream commit, and its status: one read per
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """The stored status and files of each edge's upstream commit: one read per
     repository and 500 commits."""
     by_repo: dict[str, list[str]] = {}
     for edge in edges:
         by_repo.setdefault(edge.upstream_repo, []).append(edge.upstream_sha)
-    found: dict[tuple[str, str], tuple[CommitInfo | None, str]] = {}
-    for repo, shas in by_repo.items():
-        infos = store.stored_commits(repo, shas)
-        statuses = store.commit_statuses(repo, shas)
-        for sha in shas:
-            found[repo, sha] = (infos.get(sha), statuses.get(sha, ""))
-    return found
+    return {
+        (repo, sha): facts
+        for repo, shas in by_repo.items()
+        for sha, facts in store.statuses_and_files(repo, shas).items()
+    }
 
 
 def _commit_row(  # noqa: PLR0913 - keyword-only
     head: CommitHead,
     *,
-    files: Sequence[str],
+    files: str,
     status: str,
     method: str | None,
     max_seq: int,
@@ -370,7 +363,7 @@ def _commit_row(  # noqa: PLR0913 - keyword-only
         head.author.email,
         int(head.author_date.timestamp()),
         int(head.commit_date.timestamp()),
-        "\n".join(files),
+        files,
         status,
         method,
         score,
@@ -388,7 +381,7 @@ def _rebased_row(
     return LinkRows(
         commit=_commit_row(
             head,
-            files=stored.files if stored else (),
+            files="\n".join(stored.files) if stored else "",
             status=old.status,
             method=applied.method if applied else None,
             score=applied.score if applied else None,
@@ -418,14 +411,14 @@ def store_split(
 
     with open_store(settings) as store:
         rows = backport_rows(store, found, scope=scope, max_seq=max_seq)
-    with LinkWriter(settings.store_path, repo=scope.repo) as writer:
-        writer.write(rows)
     with TreeWriter(settings.store_path) as writer:
         writer.add_backports(
-            [
+            scope.repo,
+            rows=rows,
+            edges=[
                 (edge.repo, edge.sha, edge.upstream_repo, edge.upstream_sha, edge.how)
                 for edge in found.backports.values()
-            ]
+            ],
         )
     return rows
 

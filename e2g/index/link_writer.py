@@ -48,29 +48,28 @@ class LinkWriter:
     def write(self, batch: Sequence[LinkRows]) -> None:
         """Store a batch of link_rows() answers in one transaction."""
         with transaction(self.connection, self.path):
-            self._write_batch(batch)
+            _write_rows(self.connection, self.repo, batch)
 
-    def _write_batch(self, batch: Sequence[LinkRows]) -> None:
-        """Three statements for the whole batch: old links out, commits and links in."""
-        self.connection.executemany(
-            "DELETE FROM links WHERE repo = ? AND commit_sha = ?",
-            [(self.repo, rows.commit[0]) for rows in batch],
-        )
-        self.connection.executemany(
-            "INSERT OR REPLACE INTO commits(repo, sha, subject, author_name, author_email, author_date, "
-            "commit_date, files, status, method, score, matched_at_seq, patch_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(self.repo, *rows.commit) for rows in batch],
-        )
-        self.connection.executemany(
-            "INSERT OR REPLACE INTO links(commit_sha, repo, message_id, method, score, applied, evidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (rows.commit[0], self.repo, *link)
-                for rows in batch
-                for link in rows.links
-            ],
-        )
+
+def _write_rows(
+    connection: sqlite3.Connection, repo: str, batch: Sequence[LinkRows]
+) -> None:
+    """Three statements for the whole batch: old links out, commits and links in."""
+    connection.executemany(
+        "DELETE FROM links WHERE repo = ? AND commit_sha = ?",
+        [(repo, rows.commit[0]) for rows in batch],
+    )
+    connection.executemany(
+        "INSERT OR REPLACE INTO commits(repo, sha, subject, author_name, author_email, author_date, "
+        "commit_date, files, status, method, score, matched_at_seq, patch_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(repo, *rows.commit) for rows in batch],
+    )
+    connection.executemany(
+        "INSERT OR REPLACE INTO links(commit_sha, repo, message_id, method, score, applied, evidence) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(rows.commit[0], repo, *link) for rows in batch for link in rows.links],
+    )
 
 
 CommitRow = tuple[
@@ -158,9 +157,18 @@ class TreeWriter:
                 [(repo, tree, branch, sha) for sha in shas],
             )
 
-    def add_backports(self, edges: Sequence[tuple[str, str, str, str, str]]) -> None:
-        """(repo, sha, upstream_repo, upstream_sha, how) rows, replacing older ones."""
+    def add_backports(
+        self,
+        repo: str,
+        *,
+        rows: Sequence[LinkRows],
+        edges: Sequence[tuple[str, str, str, str, str]],
+    ) -> None:
+        """The answers (`commits` and `links` rows) of backports and rebased commits
+        of `repo`, and the (repo, sha, upstream_repo, upstream_sha, how) edges of
+        the backports, in one transaction, replacing older ones."""
         with transaction(self.connection, self.path):
+            _write_rows(self.connection, repo, rows)
             self.connection.executemany(
                 "INSERT OR REPLACE INTO backports(repo, sha, upstream_repo, "
                 "upstream_sha, how) VALUES (?, ?, ?, ?, ?)",

@@ -1026,6 +1026,22 @@ class Store:
             )
         ]
 
+    def statuses_and_files(
+        self, repo: str, shas: Sequence[str]
+    ) -> dict[str, tuple[str, str]]:
+        """The stored status and files (newline-separated, as stored) of each of
+        `shas` in `repo`: what a backport copies from its upstream commit."""
+        found: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, status, files in self._connection.execute(
+                "SELECT sha, status, files FROM commits "
+                f"WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = (str(status), str(files))
+        return found
+
     def commits_by_shas(self, shas: Sequence[str]) -> dict[str, list[StoredSha]]:
         """Stored commits (any repository) named by full shas: one query per 500."""
         found: dict[str, list[StoredSha]] = {}
