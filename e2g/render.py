@@ -104,6 +104,7 @@ def in_tree_json(place: InTree) -> dict[str, object]:
         "commit": place.commit,
         "how": place.how,
         "release": place.release,
+        "merge": place.merge,
     }
 
 

@@ -350,10 +350,12 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
         )
         trees.record_branch(
             settings,
+            repository,
             repo=key,
             tree=tree.name,
-            branch=scope.branch or branch,
+            branch=branch,
             shas=[sha for sha, _ in dated],
+            exclude=before,
         )
         summaries.append(
             _match_dated(

@@ -125,6 +125,7 @@ def in_trees(
                     commit=commit,
                     how=how,
                     release=releases.get(commit),
+                    merge=place.merge if place else None,
                 )
             )
     return tuple(found)

@@ -444,13 +444,34 @@ def branch_name(branch: str) -> str:
     return branch.rsplit("..", 1)[-1] or branch
 
 
-def record_branch(
-    settings: Settings, *, repo: str, tree: str, branch: str, shas: Sequence[str]
+def record_branch(  # noqa: PLR0913 - keyword-only
+    settings: Settings,
+    repository: Repo,
+    *,
+    repo: str,
+    tree: str,
+    branch: str,
+    shas: Sequence[str],
+    exclude: Sequence[str],
 ) -> None:
-    """Store that `branch` of `tree` reaches `shas` (beyond the branches listed
-    before it), marking the commits it reached before and lost as gone."""
+    """Store that `branch` of `tree` reaches `shas` (beyond the branches `exclude`
+    names, listed before it), each with the merge that brought it in, marking the
+    commits it reached before and lost as gone. Merges are found for what the
+    branch gained since its last recorded tip (all of it after a rebase)."""
+    from e2g.api.core import open_store
+
+    name = branch_name(branch)
+    tip = repository.resolve(name)
+    with open_store(settings) as store:
+        before = store.branch_tip(repo, tree, name)
+    low = [branch.rsplit("..", 1)[0]] if ".." in branch else []
+    if before is not None and git_trees.is_ancestor(repository, before, tip):
+        low.append(before)
+    merges = git_trees.merged_by(repository, tip, exclude=[*exclude, *low])
     with TreeWriter(settings.store_path) as writer:
-        writer.set_branch(repo, tree=tree, branch=branch, shas=shas)
+        writer.set_branch(
+            repo, tree=tree, branch=name, tip=tip, shas=shas, merges=merges
+        )
 
 
 def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:

@@ -143,7 +143,10 @@ def _render_in_trees(places: Sequence[InTree]) -> None:
     for place in places:
         where = "/".join(p for p in (place.tree, place.branch) if p) or place.repo
         release = place.release or "not released yet"
-        output.out(f"  {place.commit[:12]}  {where:<24} {release:<12} {place.how}")
+        merge = f", merged by {place.merge[:12]}" if place.merge else ""
+        output.out(
+            f"  {place.commit[:12]}  {where:<24} {release:<12} {place.how}{merge}"
+        )
     line = releases_line(places)
     if line:
         output.out(f"  {line}")

@@ -163,6 +163,55 @@ def range_shas(
     return output.decode().split()
 
 
+def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
+    """Whether `descendant` reaches `ancestor` (a branch that was not rewritten)."""
+    found = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo.root),
+            "merge-base",
+            "--is-ancestor",
+            ancestor,
+            descendant,
+        ],
+        capture_output=True,
+        check=False,
+    )
+    return found.returncode == 0
+
+
+def merged_by(repo: Repo, tip: str, *, exclude: Sequence[str] = ()) -> dict[str, str]:
+    """For each commit `tip` reaches beyond `exclude` and not on its first-parent
+    line, the merge on that line that brought it in, from one `git rev-list
+    --parents`: the line's merges are taken oldest first, and each claims what its
+    other parents reach that no earlier one did."""
+    output = _git(
+        repo,
+        ["rev-list", "--parents", "--stdin"],
+        data="".join([f"{tip}\n", *(f"^{rev}\n" for rev in exclude)]).encode(),
+    )
+    parents = {
+        words[0]: words[1:] for words in map(str.split, output.decode().splitlines())
+    }
+    line = []
+    sha: str | None = repo.resolve(tip)
+    while sha is not None and sha in parents:
+        line.append(sha)
+        sha = parents[sha][0] if parents[sha] else None
+    on_line = set(line)
+    found: dict[str, str] = {}
+    for merge in reversed(line):
+        stack = list(parents[merge][1:])
+        while stack:
+            sha = stack.pop()
+            if sha in found or sha in on_line or sha not in parents:
+                continue
+            found[sha] = merge
+            stack.extend(parents[sha])
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Tag:
     name: str

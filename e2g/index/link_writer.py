@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -140,11 +140,20 @@ class TreeWriter:
     ) -> None:
         self.connection.close()
 
-    def set_branch(
-        self, repo: str, *, tree: str, branch: str, shas: Sequence[str]
+    def set_branch(  # noqa: PLR0913 - keyword-only
+        self,
+        repo: str,
+        *,
+        tree: str,
+        branch: str,
+        tip: str,
+        shas: Sequence[str],
+        merges: Mapping[str, str],
     ) -> None:
-        """`shas` are what `branch` of `tree` reaches now: any commit it reached
-        before and no longer does (a rebase) is kept, marked gone."""
+        """`shas` are what `branch` of `tree` (at `tip`) reaches now, each with the
+        merge that brought it in where `merges` names one (a commit recorded before
+        keeps its merge): any commit it reached before and no longer does (a
+        rebase) is kept, marked gone."""
         with transaction(self.connection, self.path):
             self.connection.execute(
                 "UPDATE tree_commits SET gone = 1 WHERE repo = ? AND tree = ? "
@@ -152,9 +161,15 @@ class TreeWriter:
                 (repo, tree, branch),
             )
             self.connection.executemany(
-                "INSERT OR REPLACE INTO tree_commits(repo, tree, branch, sha, gone) "
-                "VALUES (?, ?, ?, ?, 0)",
-                [(repo, tree, branch, sha) for sha in shas],
+                "INSERT INTO tree_commits(repo, tree, branch, sha, gone, merge) "
+                "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT DO UPDATE SET gone = 0, "
+                "merge = COALESCE(excluded.merge, merge)",
+                [(repo, tree, branch, sha, merges.get(sha)) for sha in shas],
+            )
+            self.connection.execute(
+                "INSERT OR REPLACE INTO branch_tips(repo, tree, branch, tip) "
+                "VALUES (?, ?, ?, ?)",
+                (repo, tree, branch, tip),
             )
 
     def add_backports(

@@ -1110,13 +1110,15 @@ class Store:
         found: dict[str, list[TreePlace]] = {}
         for start in range(0, len(shas), 500):
             marks, chunk = in_list(shas[start : start + 500])
-            for repo, tree, branch, sha, gone in self._connection.execute(
-                "SELECT repo, tree, branch, sha, gone FROM tree_commits "
+            for repo, tree, branch, sha, gone, merge in self._connection.execute(
+                "SELECT repo, tree, branch, sha, gone, merge FROM tree_commits "
                 f"WHERE sha IN ({marks}) ORDER BY repo, tree, branch",
                 chunk,
             ):
                 found.setdefault(str(sha), []).append(
-                    TreePlace(str(repo), str(tree), str(branch), str(sha), bool(gone))
+                    TreePlace(
+                        str(repo), str(tree), str(branch), str(sha), bool(gone), merge
+                    )
                 )
         return found
 
@@ -1130,6 +1132,14 @@ class Store:
                 (repo, tree, branch),
             )
         }
+
+    def branch_tip(self, repo: str, tree: str, branch: str) -> str | None:
+        """The tip `branch` of `tree` had when it was last recorded."""
+        row = self._connection.execute(
+            "SELECT tip FROM branch_tips WHERE repo = ? AND tree = ? AND branch = ?",
+            (repo, tree, branch),
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def releases(self, repo: str, shas: Sequence[str]) -> dict[str, str]:
         """The first tag of `repo` that contains each of `shas`, where one does."""
@@ -1224,6 +1234,7 @@ class TreePlace:
     branch: str
     sha: str
     gone: bool  # a rebase left it behind: history, not an answer
+    merge: str | None = None  # the merge that brought it into the branch
 
 
 @dataclass(frozen=True, slots=True)

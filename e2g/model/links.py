@@ -126,7 +126,8 @@ class Upstream(Compact):
 @dataclass(frozen=True, slots=True)
 class InTree(Compact):
     """One tree's commit of a patch: the upstream commit ("applied") or a backport
-    (how it was found), the branch that reaches it and the first tag containing it."""
+    (how it was found), the branch that reaches it (and the merge on the branch's
+    first-parent line that brought it in) and the first tag containing it."""
 
     repo: str
     tree: str | None  # None: the repository is no named tree
@@ -134,6 +135,7 @@ class InTree(Compact):
     commit: str
     how: str
     release: str | None
+    merge: str | None = None  # the merge that brought it into the branch, if one did
 
 
 @dataclass(frozen=True, slots=True)

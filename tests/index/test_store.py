@@ -443,6 +443,7 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "ALTER TABLE messages ADD COLUMN title TEXT NOT NULL DEFAULT '';"
         "DROP INDEX commits_sha;DROP INDEX commits_patch_id;DROP TABLE tree_commits;"
         "DROP TABLE backports;DROP TABLE releases;DROP TABLE release_tags;"
+        "DROP TABLE branch_tips;"
         "ALTER TABLE commits DROP COLUMN patch_id;"
         "PRAGMA user_version = 9;COMMIT;"
     )

@@ -149,6 +149,7 @@ def test_the_way_back_lists_every_tree(matched: tuple[World, config.Settings]) -
         "commit": world.shas["A-1.0"],
         "how": "cherry-picked",
         "release": "v1.0.1",
+        "merge": None,
     }
 
 
@@ -212,6 +213,11 @@ def test_a_merge_shows_its_pull_request_and_what_it_brought(
     shape = link_json(result)
     assert shape["merge"] is True
     assert len(shape["merged"]) == 2  # type: ignore[arg-type]
+    # Each commit it brought in names it as the merge that did.
+    t1 = link(settings, world.shas["T1"], repo=world.repo)
+    assert [(p.branch, p.merge) for p in t1.trees] == [("master", world.shas["merge"])]
+    a = link(settings, world.shas["A"], repo=world.repo)
+    assert a.trees[0].merge is None  # committed on master itself
 
 
 def test_a_merge_with_no_pull_request(tmp_path: Path) -> None:
@@ -296,3 +302,24 @@ def test_stored_answers_and_blame_inherit_the_upstream_review(
     applied = [p for p in run.review.postings if p.applied]
     assert [p.message_id for p in applied] == ["B@example.org"]
     assert applied[0].reviewers == (f"Reviewed-by: {REVIEWER}",)
+
+
+def test_a_branch_that_grew_keeps_its_merges(tmp_path: Path) -> None:
+    """master gains a merge after a first run: the second run walks only what is
+    new (from the recorded tip), and what the first run recorded keeps its merge."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    match_tree(settings, "mainline", jobs=1)
+    git(world.repo, "checkout", "-q", "-b", "late", "master")
+    git(world.repo, "commit", "-q", "--allow-empty", "-m", "frob: late")
+    late = git(world.repo, "rev-parse", "HEAD").strip()
+    git(world.repo, "checkout", "-q", "master")
+    git(world.repo, "merge", "-q", "--no-ff", "-m", "Merge branch 'late'", "late")
+    merge = git(world.repo, "rev-parse", "HEAD").strip()
+    match_tree(settings, "mainline", jobs=1)
+    with open_store(settings) as store:
+        places = store.tree_places([late, world.shas["T1"], world.shas["A"]])
+    assert [p.merge for p in places[late]] == [merge]
+    assert [p.merge for p in places[world.shas["T1"]]] == [world.shas["merge"]]
+    assert [p.merge for p in places[world.shas["A"]]] == [None]

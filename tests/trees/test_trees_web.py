@@ -65,6 +65,7 @@ def test_the_rest_keys(
         "commit",
         "how",
         "release",
+        "merge",
     }
     plain = client.get(f"/api/v1/commits/{world.shas['S-1.0']}").json()
     assert plain["upstream"] is None
