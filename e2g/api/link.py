@@ -462,10 +462,17 @@ def match_head(settings: Settings, repo: Path, *, jobs: int = 0) -> MatchSummary
     """`e2g sync`'s match of a repository matched before: HEAD's commits that no
     commit answered before reaches (a repository matched from v6.1 on is not walked
     back to its root), and its recent unmatched commits where new mail came since
-    (those with no mail since are skipped as done, as `match` skips them)."""
+    (those with no mail since are skipped as done, as `match` skips them).
+
+    A repository the config names trees in is matched as `e2g match --tree` does,
+    each of those trees' branches: their new commits, backports and rebases."""
     started = time.monotonic()
     repository = Repo.open(repo)
     key = repo_key(repository)
+    named = [tree.name for tree in settings.trees if _key_of(tree.repo) == key]
+    if named:
+        found = [s for name in named for s in match_tree(settings, name, jobs=jobs)]
+        return _summed(found, repo=key, started=started)
     with open_store(settings) as store:
         newest = store.recent_commits([key], limit=KNOWN_TIPS)
         unmatched = store.recent_commits([key], limit=RETRY_LIMIT, status="no-match")
@@ -495,6 +502,35 @@ def match_head(settings: Settings, repo: Path, *, jobs: int = 0) -> MatchSummary
         started=started,
         jobs=jobs,
     )
+
+
+def _key_of(path: Path) -> str | None:
+    """The store's key of the repository at `path`, or None when there is none."""
+    try:
+        return repo_key(Repo.open(path))
+    except E2gError:
+        return None
+
+
+# MatchSummary's counts, summed over a tree's branches.
+COUNTS = (
+    *("commits", "matched", "no_match", "skipped", "outside"),
+    *("merges", "backports", "rebased"),
+)
+
+
+def _summed(
+    summaries: Sequence[MatchSummary], *, repo: str, started: float
+) -> MatchSummary:
+    """One summary of several branches' matches."""
+    total = MatchSummary(repo=repo)
+    for part in summaries:
+        for name in COUNTS:
+            setattr(total, name, getattr(total, name) + getattr(part, name))
+        total.by_method.update(part.by_method)
+        total.unweighed = total.unweighed or part.unweighed
+    total.elapsed = time.monotonic() - started
+    return total
 
 
 def _exists(repository: Repo, sha: str) -> bool:

@@ -12,7 +12,7 @@ from e2g import config
 from e2g.api import core
 from e2g.api.blame import blame
 from e2g.api.core import open_store
-from e2g.api.link import link, match, match_tree, stored_results
+from e2g.api.link import link, match, match_head, match_tree, stored_results
 from e2g.api.reverse import way_back
 from e2g.api.stats import stats
 from e2g.render import link_json, releases_line, way_back_json
@@ -323,3 +323,19 @@ def test_a_branch_that_grew_keeps_its_merges(tmp_path: Path) -> None:
     assert [p.merge for p in places[late]] == [merge]
     assert [p.merge for p in places[world.shas["T1"]]] == [world.shas["merge"]]
     assert [p.merge for p in places[world.shas["A"]]] == [None]
+
+
+def test_sync_matches_a_repository_s_trees(tmp_path: Path) -> None:
+    """`e2g sync`'s match of a repository the config names trees in: each tree's
+    branches, so a rebased next is answered from what it replaced."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    for name in ("mainline", "stable", "next"):
+        match_tree(settings, name, jobs=1)
+    rebase_next(world)
+    summary = match_head(settings, world.repo, jobs=1)
+    assert (summary.rebased, summary.backports, summary.commits) == (2, 0, 2)
+    assert summary.skipped > 10  # what every branch held before
+    answer = way_back(settings, "N1@example.org")
+    assert [c.sha for c in answer.commits] == [world.shas["N1'"]]
