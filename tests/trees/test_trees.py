@@ -199,6 +199,8 @@ def test_a_merge_shows_its_pull_request_and_what_it_brought(
     matched: tuple[World, config.Settings],
 ) -> None:
     world, settings = matched
+    merge_object = git(world.repo, "cat-file", "-p", world.shas["merge"])
+    assert ("mergetag object" in merge_object) is world.signed
     result = link(settings, world.shas["merge"], repo=world.repo)
     assert result.merge
     assert [(p.message_id, p.method, p.applied) for p in result.postings] == [

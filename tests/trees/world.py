@@ -2,9 +2,8 @@
 dir, and the list archive that carried its patches and the backport process's mails.
 
 mainline (master): base, then A..E (each posted and reviewed), tagged v1.0 (base),
-v1.1 (after C), v1.2 (after E); then the merge of an annotated tag (what a signed
-tag is, less the signature) of a topic branch T1, T2, whose pull request is in the
-archive.
+v1.1 (after C), v1.2 (after E); then the merge of a signed tag (annotated where gpg
+is not installed) of a topic branch T1, T2, whose pull request is in the archive.
 linux-1.0.y (from v1.0): A by `cherry-pick -x`, B with `commit B upstream.`, C as a
 plain cherry-pick (patch-id only), E with `[ Upstream commit E ]` and other context,
 then a revert of the A backport; tagged v1.0.1 after C's backport, v1.0.2 at its tip.
@@ -17,6 +16,8 @@ notice for D and a queued notice for C, none of which is mainline's review.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,6 +40,7 @@ class World:
     shas: dict[str, str] = field(default_factory=dict)
     mails: list[bytes] = field(default_factory=list)
     clock: datetime = START
+    signed: bool = False  # the merged tag is signed (gpg is installed)
 
 
 def _env(when: datetime) -> dict[str, str]:
@@ -186,6 +188,36 @@ def build(root: Path) -> World:
 PULL_URL = "git://git.example.org/frob.git"
 
 
+def _tag(world: World, name: str, when: datetime) -> None:
+    """A signed tag (a key made for the test) where gpg is installed, else an
+    annotated one: what the merge and its pull request look like is the same."""
+    home = world.repo.parent / "gnupg"
+    if shutil.which("gpg") is None:
+        git(world.repo, "tag", "-a", "-m", "frob for 1.3", name, env=_env(when))
+        return
+    home.mkdir(mode=0o700)
+    env = {**_env(when), "GNUPGHOME": str(home)}
+    subprocess.run(
+        ["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", ""]
+        + ["--quick-gen-key", MAINTAINER, "ed25519", "sign", "never"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    git(
+        world.repo,
+        "-c",
+        "user.signingkey=mia@example.org",
+        "tag",
+        "-s",
+        "-m",
+        "frob for 1.3",
+        name,
+        env=env,
+    )
+    world.signed = True
+
+
 def _pull(world: World) -> None:
     """A topic branch of two posted patches, tagged (annotated, as a signed tag is)
     and merged into master as `git pull URL tag` does, after its pull request."""
@@ -195,7 +227,7 @@ def _pull(world: World) -> None:
         _edit(world, 55 + 2 * number, f"int {name.lower()} = {number};", name)
         _post(world, name)
     when = _tick(world)
-    git(repo, "tag", "-a", "-m", "frob for 1.3", "frob-for-1.3", env=_env(when))
+    _tag(world, "frob-for-1.3", when)
     world.mails.append(
         mail(
             0,
