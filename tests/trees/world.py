@@ -204,17 +204,25 @@ def _tag(world: World, name: str, when: datetime) -> None:
         check=True,
         capture_output=True,
     )
-    git(
-        world.repo,
-        "-c",
-        "user.signingkey=mia@example.org",
-        "tag",
-        "-s",
-        "-m",
-        "frob for 1.3",
-        name,
-        env=env,
-    )
+    try:
+        git(
+            world.repo,
+            "-c",
+            "user.signingkey=mia@example.org",
+            "tag",
+            "-s",
+            "-m",
+            "frob for 1.3",
+            name,
+            env=env,
+        )
+    finally:  # gpg started an agent for this home: it must not outlive the test
+        subprocess.run(
+            ["gpgconf", "--kill", "gpg-agent"],
+            env=env,
+            check=False,
+            capture_output=True,
+        )
     world.signed = True
 
 
