@@ -103,10 +103,28 @@ def replies_below(
     the replies are returned. Messages in `exclude` (say, other postings of the same
     patch) end the walk down their branch.
     """
+    return walk_below(children_of(links), start, exclude=exclude)
+
+
+def children_of(
+    links: Iterable[tuple[str, str | None, K]],
+) -> dict[str, list[tuple[str, K]]]:
+    """(message_id, item) of each message's replies, by parent: built once for a
+    thread that many postings are walked down (`walk_below`)."""
     children: dict[str, list[tuple[str, K]]] = {}
     for message_id, parent, item in links:
         if parent:
             children.setdefault(parent, []).append((message_id, item))
+    return children
+
+
+def walk_below(
+    children: Mapping[str, Sequence[tuple[str, K]]],
+    start: str,
+    *,
+    exclude: Iterable[str] = (),
+) -> list[K]:
+    """`replies_below` over a thread's `children_of`."""
     skip = set(exclude)
     seen = {start}
     queue = deque(children.get(start, []))

@@ -43,16 +43,23 @@ def has_renames(diff: str) -> bool:
     return diff.startswith("rename from ") or "\nrename from " in diff
 
 
-def changed_lines(cut: list[Hunk], *, context: bool) -> Counter[tuple[str, str]]:
-    """The +/- lines of each file of a diff cut into hunks (and its context lines
-    with `context`), whitespace dropped as git patch-id drops it."""
-    kept = ("+", "-", " ") if context else ("+", "-")
-    return Counter(
-        (hunk.path, line[0] + "".join(line[1:].split()))
-        for hunk in cut
-        for line in hunk.lines
-        if line[:1] in kept
-    )
+def line_counts(
+    cut: list[Hunk],
+) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+    """The lines of each file of a diff cut into hunks, whitespace dropped as git
+    patch-id drops it: all of them (the code with its context), and the +/- lines
+    alone (the change), in one pass."""
+    every: Counter[tuple[str, str]] = Counter()
+    changed: Counter[tuple[str, str]] = Counter()
+    for hunk in cut:
+        for line in hunk.lines:
+            marker = line[:1]
+            if marker in ("+", "-", " "):
+                key = (hunk.path, marker + "".join(line[1:].split()))
+                every[key] += 1
+                if marker != " ":
+                    changed[key] += 1
+    return every, changed
 
 
 def delta_of(interdiff: Interdiff, version: int, *, disclosed: str) -> Delta:

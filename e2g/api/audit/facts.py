@@ -19,7 +19,7 @@ from functools import lru_cache
 from e2g.git.repo import CommitMessage, Repo
 from e2g.index.store import AuditRow, Store, StoredLink, ThreadRow
 from e2g.mail.review import person
-from e2g.mail.threads import MAX_THREAD, replies_below
+from e2g.mail.threads import MAX_THREAD, children_of, walk_below
 from e2g.matcher.scoring import normalise_name
 from e2g.model import Address, Kind, Trailer
 from e2g.model.stored import StoredMessage
@@ -90,12 +90,16 @@ def read_facts(
             places=False,
         )
     }
-    threads = store.threads_links(
-        sorted({message.thread_root for message in messages.values()}),
-        limit=MAX_THREAD,
+    threads = _threads(
+        store, sorted({message.thread_root for message in messages.values()})
     )
+    empty = Thread([], {})
     below = {
-        (sha, link.message_id): _replies(messages[link.message_id], found, threads)
+        (sha, link.message_id): _replies(
+            messages[link.message_id],
+            found,
+            threads.get(messages[link.message_id].thread_root, empty),
+        )
         for sha, found in links.items()
         for link in found
         if link.message_id in messages
@@ -129,25 +133,38 @@ def read_facts(
 def _replies(
     message: StoredMessage,
     links: Sequence[StoredLink],
-    threads: dict[str, list[ThreadRow]],
+    thread: Thread,
 ) -> list[ThreadRow]:
     """The replies below one posting, as the matcher counts them (postings.py):
     the commit's other postings end a branch, and a cover letter's own series is
     not its review."""
-    thread = threads.get(message.thread_root, [])
     exclude = {link.message_id for link in links if link.method != "cover"}
     if message.kind is Kind.COVER and message.series_id is not None:
         exclude |= {
             row.message_id
-            for row in thread
+            for row in thread.rows
             if row.series_id == message.series_id and row.kind == Kind.PATCH
         }
     exclude.discard(message.message_id)
-    return replies_below(
-        message.message_id,
-        ((row.message_id, row.parent_id, row) for row in thread),
-        exclude=exclude,
-    )
+    return walk_below(thread.children, message.message_id, exclude=exclude)
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A thread's messages and, by parent, their replies (the walk's map, made
+    once per thread: a series' postings all hang in one)."""
+
+    rows: list[ThreadRow]
+    children: dict[str, list[tuple[str, ThreadRow]]]
+
+
+def _threads(store: Store, roots: Sequence[str]) -> dict[str, Thread]:
+    return {
+        root: Thread(
+            rows, children_of((row.message_id, row.parent_id, row) for row in rows)
+        )
+        for root, rows in store.threads_links(roots, limit=MAX_THREAD).items()
+    }
 
 
 def _reviews(store: Store, seqs: Sequence[int]) -> dict[int, tuple[Trailer, ...]]:
@@ -184,16 +201,26 @@ class People:
 
     def __init__(self, repository: Repo | None) -> None:
         self._repository = repository
-        self._canonical: dict[Address, str] = {}
+        # By (name, address), as mail gives them: a mailmap tells people apart by
+        # name who share an address (GitGitGadget's), and a tuple of two str
+        # hashes far faster than an Address, a dataclass, over an audit's
+        # hundreds of thousands of lookups.
+        self._canonical: dict[tuple[str, str], str] = {}
 
     def learn(self, found: Iterable[Address]) -> None:
         """Look the new addresses up in the mailmap, all at once."""
-        new = list(dict.fromkeys(a for a in found if a not in self._canonical))
+        new = list(
+            {
+                (a.name, a.email): a
+                for a in found
+                if (a.name, a.email) not in self._canonical
+            }.values()
+        )
         if not new:
             return
         mapped = new if self._repository is None else self._mailmap(new)
         for address, canonical in zip(new, mapped, strict=True):
-            self._canonical[address] = canonical.email.lower()
+            self._canonical[address.name, address.email] = canonical.email.lower()
 
     def _mailmap(self, new: list[Address]) -> list[Address]:
         assert self._repository is not None
@@ -204,7 +231,8 @@ class People:
         return [mapped.get(address, address) for address in new]
 
     def key(self, address: Address) -> str:
-        return self._canonical.get(address) or address.email.lower()
+        email = address.email
+        return self._canonical.get((address.name, email)) or email.lower()
 
     def group(self, found: Iterable[Address]) -> Group:
         """Several addresses of one person (a patch's author as git and each posting
