@@ -91,6 +91,11 @@ def render_summary(summary: AuditSummary) -> None:
             else ""
         )
     )
+    if summary.matched:
+        output.out(
+            f"matched first: {output.count(summary.matched, 'commit')} e2g match "
+            "had not answered"
+        )
     if summary.tags:
         output.out(
             f"review tags in commit messages: {output.number(summary.tags_backed)} of "
