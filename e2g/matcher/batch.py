@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from e2g.git.repo import CommitReader, Repo
+from e2g.git.commits import CommitReader
+from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, link_rows
 from e2g.mail.patch import Lines, diff_lines
 from e2g.mail.trailers import linked_message_ids

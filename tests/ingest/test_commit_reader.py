@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import e2g.git.repo as gitrepo
+import e2g.git.commits as gitrepo
 from e2g.errors import RepoError
 from e2g.git.repo import Repo
 from e2g.mail.patch import diff_lines

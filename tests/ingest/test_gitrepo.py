@@ -323,7 +323,7 @@ def test_commits_without_diffs_keep_files_counts_and_metadata(history) -> None:
 def test_reading_in_tiny_blocks_gives_the_same_commits(
     history, monkeypatch: pytest.MonkeyPatch, size: int
 ) -> None:
-    import e2g.git.repo as gitrepo
+    import e2g.git.commits as gitrepo
 
     repo = Repo.open(repo_path(history))
     shas = repo.rev_list([])

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from e2g.git.repo import CommitMessage, Repo
+from e2g.git.commits import CommitMessage
+from e2g.git.repo import Repo
 from e2g.index.store import AuditRow, Store, StoredLink, ThreadRow
 from e2g.mail.review import person
 from e2g.mail.threads import MAX_THREAD, children_of, walk_below

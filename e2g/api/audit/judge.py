@@ -17,7 +17,8 @@ from e2g.api.audit.model import CommitAudit
 from e2g.api.audit.verdicts import Rules, decide
 from e2g.api.core import open_store
 from e2g.config import Settings
-from e2g.git.repo import CommitMessage, CommitReader, Repo
+from e2g.git.commits import CommitMessage, CommitReader
+from e2g.git.repo import Repo
 from e2g.index.store import Store
 
 

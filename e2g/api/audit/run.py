@@ -27,7 +27,8 @@ from e2g.api.audit.verdicts import Rules
 from e2g.api.link import match, match_commits, repo_key
 from e2g.config import Settings
 from e2g.errors import UsageError
-from e2g.git.repo import CommitMessage, Repo
+from e2g.git.commits import CommitMessage
+from e2g.git.repo import Repo
 
 
 @dataclass(frozen=True, slots=True)
