@@ -90,6 +90,7 @@ def stats(
 
 
 NO_TREE = "(no tree)"
+GONE = "(rebased away)"  # reached by branches before, by none now: history
 
 
 def _branches(store: Store, shas: list[str], *, by: str) -> dict[str, set[str]]:
@@ -97,7 +98,7 @@ def _branches(store: Store, shas: list[str], *, by: str) -> dict[str, set[str]]:
     if by != "tree":
         return {}
     return {
-        sha: {f"{p.tree}/{p.branch}" for p in places if not p.gone} or {NO_TREE}
+        sha: {f"{p.tree}/{p.branch}" for p in places if not p.gone} or {GONE}
         for sha, places in store.tree_places(shas).items()
     }
 

@@ -341,3 +341,7 @@ def test_sync_matches_a_repository_s_trees(tmp_path: Path) -> None:
     assert summary.skipped > 10  # what every branch held before
     answer = way_back(settings, "N1@example.org")
     assert [c.sha for c in answer.commits] == [world.shas["N1'"]]
+    rows = {
+        row.key: row.commits for row in stats(settings, repo=world.repo, by="tree").rows
+    }
+    assert (rows["next/next"], rows["(rebased away)"]) == (2, 2)
