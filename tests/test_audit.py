@@ -376,3 +376,30 @@ def test_config_reads_audit_exempt(tmp_path: Path):
     )
     found = config.resolve(data_dir=tmp_path, env={}, home=home)
     assert found.audit_exempt == ("^Merge tag", "^docs:")
+
+
+def test_the_benchmark_runs_and_its_verdicts_agree(world, audits, tmp_path, capsys):
+    """benchmarks/audit.py on the built store (`audits` matched it first): a round
+    per -j, one JSON object."""
+    import importlib.util
+    import json
+    import sys
+
+    settings, repo, _ = world
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "audit.py"
+    spec = importlib.util.spec_from_file_location("bench_audit", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    code = module.main(
+        [
+            "--data-dir", str(settings.data_dir), "--repo", str(repo),
+            "--jobs", "1", "2", "--rounds", "1", "--logs", str(tmp_path), "--json",
+        ]
+    )  # fmt: skip
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert result["verdicts_agree"]
+    assert [run["commits"] for run in result["runs"]] == [13, 13]
+    assert result["counts"]["reviewed"] == 3
