@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -209,8 +210,19 @@ def audit(  # noqa: PLR0913 - one parameter per command-line option
     failing = _verdicts(fail_on)
     found: set[str] = set()
     kept: list[CommitAudit] = []
+    # Not over a pager: text on a terminal is paged, and the bar would draw into it.
+    bar = output.ProgressBar(
+        "audit", enabled=not options(ctx).quiet and (as_json or not sys.stdout.isatty())
+    )
+    judged = 0
+
+    def on_match(count: int) -> None:
+        bar.update(status=f"{output.number(count)} commits matched first")
 
     def on_commit(audit: CommitAudit) -> None:
+        nonlocal judged
+        judged += 1
+        bar.update(status=f"{output.number(judged)} commits judged")
         found.add(str(audit.verdict))
         if sarif is not None and audit.verdict is not Verdict.REVIEWED:
             kept.append(audit)
@@ -221,7 +233,7 @@ def audit(  # noqa: PLR0913 - one parameter per command-line option
         if diff:
             _hunks(audit)
 
-    with contextlib.nullcontext() if as_json else output.paged():
+    with bar, contextlib.nullcontext() if as_json else output.paged():
         summary = run_audit(
             options(ctx).settings(),
             repo=repo,
@@ -234,6 +246,7 @@ def audit(  # noqa: PLR0913 - one parameter per command-line option
                 jobs=jobs,
             ),
             on_commit=on_commit,
+            on_match=on_match,
         )
         if as_json:
             output.json_line(audit_summary_json(summary))

@@ -24,7 +24,7 @@ from e2g.api.audit.facts import CHUNK
 from e2g.api.audit.judge import Job, Judge, judge_chunk, start
 from e2g.api.audit.model import AuditSummary, CommitAudit
 from e2g.api.audit.verdicts import Rules
-from e2g.api.link import match, match_commits, repo_key
+from e2g.api.link import Matched, MatchSummary, match, match_commits, repo_key
 from e2g.config import Settings
 from e2g.errors import UsageError
 from e2g.git.commits import CommitMessage
@@ -50,14 +50,16 @@ def audit(
     repo: Path,
     options: AuditOptions,
     on_commit: Callable[[CommitAudit], None] | None = None,
+    on_match: Callable[[int], None] | None = None,
 ) -> AuditSummary:
     """Judge every non-merge commit of `options.revs` (default HEAD); each verdict
-    goes to `on_commit` as it is made, in the range's order; the summary is returned."""
+    goes to `on_commit` as it is made, in the range's order; the summary is returned.
+    `on_match` hears how many commits were matched first, as they are."""
     started = time.monotonic()
     repository = Repo.open(repo)
     summary = AuditSummary(by=options.by, strict=options.strict)
     if options.match_first:
-        summary.matched = _match(settings, repo, options)
+        summary.matched = _match(settings, repo, options, on_match)
     rules = Rules(
         strict=options.strict,
         exempt=_patterns((*settings.audit_exempt, *options.exempt)),
@@ -70,12 +72,27 @@ def audit(
     return summary
 
 
-def _match(settings: Settings, repo: Path, options: AuditOptions) -> int:
+def _match(
+    settings: Settings,
+    repo: Path,
+    options: AuditOptions,
+    on_match: Callable[[int], None] | None,
+) -> int:
     """Match the range's commits `e2g match` never answered; how many it matched."""
     if not options.walk:
         return match_commits(settings, options.revs, repo=repo)
+
+    def progress(_: Matched, summary: MatchSummary) -> None:
+        if on_match is not None:
+            on_match(summary.commits)
+
     return match(
-        settings, options.revs, repo=repo, all_refs=options.all_refs, jobs=options.jobs
+        settings,
+        options.revs,
+        repo=repo,
+        all_refs=options.all_refs,
+        jobs=options.jobs,
+        on_result=progress,
     ).commits
 
 
