@@ -1,0 +1,103 @@
+"""The rows some named queries return, as values (no sqlite3.Row leaves the store)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from e2g.model import Address
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSha:
+    """A commit `e2g match` stored, by repository."""
+
+    repo: str
+    sha: str
+    status: str
+    commit_date: int  # Unix time
+
+
+@dataclass(frozen=True, slots=True)
+class BackportEdge:
+    """Commit `sha` of `repo` is a backport of `upstream_sha` of `upstream_repo`."""
+
+    repo: str
+    sha: str
+    upstream_repo: str
+    upstream_sha: str
+    how: str  # mail.backport's note ("cherry-picked", ...) or "patch-id"
+
+
+@dataclass(frozen=True, slots=True)
+class TreePlace:
+    """Commit `sha` is reached by `branch` of the named `tree` in `repo`."""
+
+    repo: str
+    tree: str
+    branch: str
+    sha: str
+    gone: bool  # a rebase left it behind: history, not an answer
+    merge: str | None = None  # the merge that brought it into the branch
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedCommit:
+    """One stored link: `message_id` is a posting of commit `sha` of `repo`."""
+
+    message_id: str
+    repo: str
+    sha: str
+    subject: str
+    commit_date: datetime
+    method: str
+    score: float
+    applied_posting: str | None  # the posting this commit applied, if one was
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One row of `commits` as `e2g audit` reads it."""
+
+    sha: str
+    subject: str
+    author: Address
+    files: tuple[str, ...]
+    status: str  # "matched" or "no-match"
+    method: str | None  # how the applied posting was found
+    score: float | None
+    patch_id: str | None  # the commit's own; None when match read no diff
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """One message of a thread without its body: how it hangs, who sent it."""
+
+    seq: int
+    message_id: str
+    parent_id: str | None
+    author: Address
+    kind: str
+    series_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedSpan:
+    repo: str
+    first: datetime
+    last: datetime
+    commits: int
+
+
+def _evidence(text: str) -> tuple[tuple[str, str], ...]:
+    """link_writer's JSON list of [signal, detail]; anything else is no evidence."""
+    try:
+        pairs = json.loads(text) if text else []
+    except ValueError:
+        return ()
+    return tuple(
+        (str(pair[0]), str(pair[1]))
+        for pair in pairs
+        if isinstance(pair, list) and len(pair) == 2
+    )

@@ -1,0 +1,200 @@
+"""Trees: branches, backports, releases and pull requests (e2g.api.trees)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from e2g.index.store.base import StoreBase, in_list
+from e2g.index.store.rows import BackportEdge, StoredSha, TreePlace
+from e2g.model.stored import StoredMessage
+
+
+class TreeReads(StoreBase):
+    def commits_by_prefix(self, prefix: str, *, limit: int = 2) -> list[StoredSha]:
+        """Stored commits (any repository) whose sha starts with `prefix`, a full or
+        abbreviated sha: one range over the sha index."""
+        return [
+            StoredSha(str(repo), str(sha), str(status), int(date))
+            for repo, sha, status, date in self._connection.execute(
+                "SELECT repo, sha, status, commit_date FROM commits "
+                "WHERE sha >= ? AND sha < ? LIMIT ?",
+                (prefix, prefix + "g", limit),
+            )
+        ]
+
+    def statuses_and_files(
+        self, repo: str, shas: Sequence[str]
+    ) -> dict[str, tuple[str, str]]:
+        """The stored status and files (newline-separated, as stored) of each of
+        `shas` in `repo`: what a backport copies from its upstream commit."""
+        found: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, status, files in self._connection.execute(
+                "SELECT sha, status, files FROM commits "
+                f"WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = (str(status), str(files))
+        return found
+
+    def commits_by_shas(self, shas: Sequence[str]) -> dict[str, list[StoredSha]]:
+        """Stored commits (any repository) named by full shas: one query per 500."""
+        found: dict[str, list[StoredSha]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for repo, sha, status, date in self._connection.execute(
+                "SELECT repo, sha, status, commit_date FROM commits "
+                f"WHERE sha IN ({marks})",
+                chunk,
+            ):
+                found.setdefault(str(sha), []).append(
+                    StoredSha(str(repo), str(sha), str(status), int(date))
+                )
+        return found
+
+    def commits_with_patch_ids(
+        self, patch_ids: Sequence[str]
+    ) -> dict[str, list[StoredSha]]:
+        """Stored commits (any repository) by their patch-id, oldest commit first."""
+        found: dict[str, list[StoredSha]] = {}
+        for start in range(0, len(patch_ids), 500):
+            marks, chunk = in_list(patch_ids[start : start + 500])
+            for patch_id, repo, sha, status, date in self._connection.execute(
+                "SELECT patch_id, repo, sha, status, commit_date FROM commits "
+                f"WHERE patch_id IN ({marks}) ORDER BY commit_date",
+                chunk,
+            ):
+                found.setdefault(str(patch_id), []).append(
+                    StoredSha(str(repo), str(sha), str(status), int(date))
+                )
+        return found
+
+    def backport_edges(self, repo: str, shas: Sequence[str]) -> dict[str, BackportEdge]:
+        """The stored upstream of each of `shas` of `repo` that is a backport."""
+        found: dict[str, BackportEdge] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, upstream_repo, upstream_sha, how in self._connection.execute(
+                "SELECT sha, upstream_repo, upstream_sha, how FROM backports "
+                f"WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = BackportEdge(
+                    repo, str(sha), str(upstream_repo), str(upstream_sha), str(how)
+                )
+        return found
+
+    def backports_of(self, upstream_shas: Sequence[str]) -> list[BackportEdge]:
+        """Every stored backport of any of `upstream_shas` (any repository)."""
+        found: list[BackportEdge] = []
+        for start in range(0, len(upstream_shas), 500):
+            marks, chunk = in_list(upstream_shas[start : start + 500])
+            found += [
+                BackportEdge(str(repo), str(sha), str(up_repo), str(up_sha), str(how))
+                for repo, sha, up_repo, up_sha, how in self._connection.execute(
+                    "SELECT repo, sha, upstream_repo, upstream_sha, how FROM backports "
+                    f"WHERE upstream_sha IN ({marks}) ORDER BY repo, sha",
+                    chunk,
+                )
+            ]
+        return found
+
+    def tree_places(self, shas: Sequence[str]) -> dict[str, list[TreePlace]]:
+        """The named trees and branches that reach each of `shas`, any repository,
+        `gone` ones (a rebase left them behind) included, in tree order."""
+        found: dict[str, list[TreePlace]] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for repo, tree, branch, sha, gone, merge in self._connection.execute(
+                "SELECT repo, tree, branch, sha, gone, merge FROM tree_commits "
+                f"WHERE sha IN ({marks}) ORDER BY repo, tree, branch",
+                chunk,
+            ):
+                found.setdefault(str(sha), []).append(
+                    TreePlace(
+                        str(repo), str(tree), str(branch), str(sha), bool(gone), merge
+                    )
+                )
+        return found
+
+    def branch_shas(self, repo: str, tree: str, branch: str) -> dict[str, bool]:
+        """Every commit stored as reached by `branch` of `tree`, and whether it is gone."""
+        return {
+            str(sha): bool(gone)
+            for sha, gone in self._connection.execute(
+                "SELECT sha, gone FROM tree_commits WHERE repo = ? AND tree = ? "
+                "AND branch = ?",
+                (repo, tree, branch),
+            )
+        }
+
+    def branch_tip(self, repo: str, tree: str, branch: str) -> str | None:
+        """The tip `branch` of `tree` had when it was last recorded."""
+        row = self._connection.execute(
+            "SELECT tip FROM branch_tips WHERE repo = ? AND tree = ? AND branch = ?",
+            (repo, tree, branch),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def releases(self, repo: str, shas: Sequence[str]) -> dict[str, str]:
+        """The first tag of `repo` that contains each of `shas`, where one does."""
+        found: dict[str, str] = {}
+        for start in range(0, len(shas), 500):
+            marks, chunk = in_list(shas[start : start + 500])
+            for sha, tag in self._connection.execute(
+                f"SELECT sha, tag FROM releases WHERE repo = ? AND sha IN ({marks})",
+                (repo, *chunk),
+            ):
+                found[str(sha)] = str(tag)
+        return found
+
+    def release_tags(self, repo: str) -> dict[str, str]:
+        """The tags of `repo` already walked for releases, and the commits they named."""
+        return {
+            str(tag): str(target)
+            for tag, target in self._connection.execute(
+                "SELECT tag, target FROM release_tags WHERE repo = ?", (repo,)
+            )
+        }
+
+    def pull_requests(
+        self, low: int, high: int, *, limit: int = 500
+    ) -> list[StoredMessage]:
+        """The pull requests (kind pull) dated in [low, high] (Unix times), newest
+        first: a range over the date index."""
+        return self._select(
+            "kind = 'pull' AND date BETWEEN ? AND ?",
+            (low, high, limit),
+            suffix="ORDER BY date DESC LIMIT ?",
+        )
+
+    def subjects_by_key(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(subject_key, message_id, subject) of every message whose subject key is
+        one of `keys`, light (no files or lists): one query per 500 keys."""
+        found: list[tuple[str, str, str]] = []
+        for start in range(0, len(keys), 500):
+            marks, chunk = in_list(keys[start : start + 500])
+            found += [
+                (str(key), str(message_id), str(subject))
+                for key, message_id, subject in self._connection.execute(
+                    "SELECT subject_key, message_id, subject FROM messages "
+                    f"WHERE subject_key IN ({marks}) ORDER BY date, seq",
+                    chunk,
+                )
+            ]
+        return found
+
+    def subjects_by_key_prefix(
+        self, prefix: str, *, limit: int = 100
+    ) -> list[tuple[str, str, str]]:
+        """subjects_by_key() of the messages whose subject key starts with `prefix`
+        (a range over the subject index)."""
+        return [
+            (str(key), str(message_id), str(subject))
+            for key, message_id, subject in self._connection.execute(
+                "SELECT subject_key, message_id, subject FROM messages "
+                "WHERE subject_key >= ? AND subject_key < ? ORDER BY date, seq LIMIT ?",
+                (prefix, prefix + "\uffff", limit),
+            )
+        ]
