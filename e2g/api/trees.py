@@ -163,13 +163,17 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
 
     Diffs are read only where a copy may be: commits of a named branch below the
     most upstream tree or matched before (a rebase), and commits of this run whose
-    subject another of them repeats (a plain cherry-pick within one repository)."""
+    subject and author another of them repeats (a plain cherry-pick within one
+    repository)."""
     known = (
         store.branch_shas(scope.repo, scope.tree, scope.branch)
         if scope.tree is not None and scope.branch is not None
         else {}
     )
-    ids = git_trees.patch_ids(repository, _copies_possible(found, shas, scope, known))
+    ids = git_trees.patch_ids(
+        repository,
+        _copies_possible(repository, found, shas, scope=scope, known=known),
+    )
     stored = store.commits_with_patch_ids(sorted(set(ids.values())))
     places = store.tree_places(
         sorted({row.sha for rows in stored.values() for row in rows})
@@ -201,21 +205,45 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
 
 
 def _copies_possible(
-    found: Split, shas: Sequence[str], scope: Scope, known: dict[str, bool]
+    repository: Repo,
+    found: Split,
+    shas: Sequence[str],
+    *,
+    scope: Scope,
+    known: dict[str, bool],
 ) -> list[str]:
     """The commits whose patch-ids are worth reading (see _by_patch_id)."""
     if scope.tree is not None and (scope.rank > 0 or known):
         return list(shas)
-    subjects: dict[str, list[str]] = {}
+    # A copy keeps its author and (less an Android prefix) its subject: commits
+    # sharing only a generic subject ("Update draft release notes") are not read.
+    subjects: dict[tuple[str, str], list[str]] = {}
     for sha in shas:
-        title = upstream_subject(found.heads[sha].subject)
-        subjects.setdefault(subject_key(title), []).append(sha)
+        head = found.heads[sha]
+        title = subject_key(upstream_subject(head.subject))
+        subjects.setdefault((title, head.author.email.casefold()), []).append(sha)
     # An Android UPSTREAM:/BACKPORT:/FROMGIT: commit says it is a copy, naming none.
     android = [
         sha for sha in shas if sha in found.notes and found.notes[sha].how == "android"
     ]
-    repeated = [sha for group in subjects.values() if len(group) > 1 for sha in group]
-    return list(dict.fromkeys([*repeated, *android]))
+    repeated = [group for group in subjects.values() if len(group) > 1]
+    return list(dict.fromkeys([*_same_paths(repository, repeated), *android]))
+
+
+def _same_paths(repository: Repo, groups: list[list[str]]) -> list[str]:
+    """The commits of `groups` (each: one subject and author) that change the same
+    paths as another of their group: a copy changes the files its upstream changed
+    (one author's release notes under one subject are different files)."""
+    paths = git_trees.changed_paths(
+        repository, [sha for group in groups for sha in group]
+    )
+    found = []
+    for group in groups:
+        by_paths: dict[tuple[str, ...], list[str]] = {}
+        for sha in group:
+            by_paths.setdefault(paths.get(sha, ()), []).append(sha)
+        found += [sha for same in by_paths.values() if len(same) > 1 for sha in same]
+    return found
 
 
 def _may_be_upstream(

@@ -148,6 +148,24 @@ def patch_ids(repo: Repo, shas: Sequence[str]) -> dict[str, str]:
     return ids
 
 
+def changed_paths(repo: Repo, shas: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The paths each commit of `shas` changed, from one `git log --name-only`:
+    a tree diff, no file contents read (git.git: 2,000 commits in 0.1 s, their
+    patch-ids in 4.6 s)."""
+    if not shas:
+        return {}
+    output = _git(
+        repo,
+        ["log", "--no-walk=unsorted", "--stdin", "--name-only", "--format=%x00%H"],
+        data="".join(f"{sha}\n" for sha in shas).encode(),
+    )
+    found: dict[str, tuple[str, ...]] = {}
+    for record in output.decode("utf-8", "surrogateescape").split("\x00")[1:]:
+        sha, _, paths = record.partition("\n")
+        found[sha.strip()] = tuple(sorted(p for p in paths.split("\n") if p))
+    return found
+
+
 def range_shas(
     repo: Repo, revs: Sequence[str], *, exclude: Sequence[str] = ()
 ) -> list[str]:
