@@ -19,11 +19,13 @@ from e2g.model.links import Commit, Evidence, InTree, Posting, Upstream
 def upstream_edge(
     store: Store, repository: Repo, *, repo: str, commit: Commit
 ) -> BackportEdge | None:
-    """The upstream of `commit` (of the repository keyed `repo`): stored by `e2g
-    match`, else read from its message now, else the earliest other commit of the
-    store with its patch-id, committed before it."""
+    """The upstream of `commit` (of the repository keyed `repo`): as `e2g match`
+    stored it (a commit it answered with no edge is no backport: it weighed the
+    trees' order); for a commit it never answered, read from its message now,
+    else the earliest other commit of the store with its patch-id, committed
+    before it."""
     stored = store.backport_edges(repo, [commit.sha]).get(commit.sha)
-    if stored is not None:
+    if stored is not None or store.commit_statuses(repo, [commit.sha]):
         return stored
     note = parse_backport(f"{commit.subject}\n\n{commit.body}")
     if note is not None and note.shas:

@@ -345,3 +345,30 @@ def test_sync_matches_a_repository_s_trees(tmp_path: Path) -> None:
         row.key: row.commits for row in stats(settings, repo=world.repo, by="tree").rows
     }
     assert (rows["next/next"], rows["(rebased away)"]) == (2, 2)
+
+
+def test_link_reads_a_backport_match_never_saw(tmp_path: Path) -> None:
+    """A backport no `e2g match` answered: `e2g link` reads its note (or finds its
+    patch-id) now, and shows its upstream's review; a commit match answered with no
+    edge stays what match decided."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    match_tree(settings, "mainline", jobs=1)
+    git(world.repo, "checkout", "-q", "-b", "vendor", "v1.0")
+    git(world.repo, "cherry-pick", "-x", world.shas["C"])
+    noted = git(world.repo, "rev-parse", "HEAD").strip()
+    git(world.repo, "cherry-pick", world.shas["B"])
+    plain = git(world.repo, "rev-parse", "HEAD").strip()
+    git(world.repo, "checkout", "-q", "master")
+    for sha, upstream, how in ((noted, "C", "cherry-picked"), (plain, "B", "patch-id")):
+        result = link(settings, sha, repo=world.repo)
+        assert result.upstream is not None
+        assert (result.upstream.commit, result.upstream.how) == (
+            world.shas[upstream],
+            how,
+        )
+        assert [p.message_id for p in result.postings if p.applied] == [
+            f"{upstream}@example.org"
+        ]
+    assert link(settings, world.shas["B"], repo=world.repo).upstream is None
