@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from e2g.tokens.lex import LineLexer, PygmentsLexer, Token, lexer_for
@@ -138,6 +138,9 @@ def test_the_view_does_not_change_with_the_layout(program, other) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
+@example('" ')  # an unclosed string ended with the line's spaces
+@example("/* open\n\n  x")
+@example("'a  ")
 def test_any_text_lexes_into_tokens_where_they_stand(text) -> None:
     """Any text: one view line per token, each token's text found at its place."""
     lines = text.split("\n")

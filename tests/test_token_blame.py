@@ -20,8 +20,9 @@ import pytest
 
 from e2g import config, errors
 from e2g.api.tokens import token_blame, token_history
+from e2g.git.filehistory import file_history
 from e2g.git.repo import UNCOMMITTED, Repo
-from e2g.git.tokenview import TokenHistory, cache_key, file_history
+from e2g.git.tokenview import TokenHistory, cache_key
 from e2g.tokens.lex import lexer_for
 from tests.conftest import SAMPLE_ARCHIVES, git, sample_repo
 

@@ -35,14 +35,9 @@ from e2g.api.blame import Review, check_range, find_reviews, page_range
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.git.blame import Blame, BlameCommit
+from e2g.git.filehistory import file_history
 from e2g.git.repo import UNCOMMITTED, Repo
-from e2g.git.tokenview import (
-    TokenBlame,
-    TokenHistory,
-    TokenOrigin,
-    cache_key,
-    file_history,
-)
+from e2g.git.tokenview import TokenBlame, TokenHistory, TokenOrigin, cache_key
 from e2g.model import Address
 from e2g.model.links import CommitInfo
 from e2g.tokens.lex import Lexer, Token, lexer_for

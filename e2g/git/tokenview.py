@@ -33,52 +33,27 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO
 
 from e2g import faults
-from e2g.errors import RepoError, UsageError
+from e2g.errors import RepoError
 from e2g.git.blame import BlameCommit, parse_blame
-from e2g.git.objects import ObjectReader
+from e2g.git.filehistory import Revision
 from e2g.git.repo import FULL_SHA, Repo
+from e2g.git.viewimport import VIEW_PATH, fast_import, read_marks
 from e2g.model import Address
+from e2g.tokens.lex import VERSION as LEX_VERSION
 from e2g.tokens.lex import Lexer
 
 FORMAT = 1  # of the state file and the view: another value rebuilds the cache
-VIEW_PATH = "t"  # the one file of every revision of the throwaway history
-MAX_REVISIONS = 50_000  # of one file's history, renames included
-MAX_RENAMES = 64  # renames and copies followed back
-MAX_BLOB = 64 << 20  # a revision larger than this is taken as empty
 MAX_HISTORY_STEPS = 64  # of one token's history
 WINDOW = 100  # view lines blamed around a token whose origin is looked behind
 _MAX_RANGES = 1000
 LOCK_SECONDS = 600.0  # waiting for another e2g building the same file's history
-_NAME_UNSAFE = re.compile(r"[<>\n\x00]")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
-
-
-@dataclass(slots=True)
-class Revision:
-    """One commit of the file's history: its parents in that history (rewritten by
-    git to the nearest commits that touched the file, then the source of a rename or
-    copy), and the file's blob there (None: the file is absent)."""
-
-    sha: str
-    parents: list[str]  # keys of the parent revisions
-    path: str
-    author: str  # "Name <email> STAMP ZONE", as fast-import takes it
-    committed: str  # "STAMP ZONE"
-    subject: str
-    blob: str | None = None
-
-    @property
-    def key(self) -> str:
-        """The revision's name in the history: a commit can appear twice, with each
-        of two paths (a file renamed back to a name it had before)."""
-        return f"{self.sha}:{self.path}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,177 +90,12 @@ class _State:
         ]
 
 
-# -- the file's history -----------------------------------------------------------------
-
-
-def file_history(repo: Repo, head: str, path: str) -> tuple[list[Revision], str | None]:
-    """Every revision of `path` up to `head`, parents first, through renames; and the
-    newest, whose file is the one at `head` (None: no commit ever had it)."""
-    revisions: dict[str, Revision] = {}
-    todo: list[tuple[str, str, str | None]] = [(head, path, None)]
-    followed: set[str] = set()  # revisions whose file's source was looked for
-    renames = 0
-    tip: str | None = None
-    while todo:
-        rev, name, child = todo.pop()  # child: the revision whose source this is
-        segment = _segment(repo, rev, name)
-        if child is None and segment:
-            tip = segment[0].key
-        if child is not None and segment:
-            revisions[child].parents.append(segment[0].key)
-        for revision in segment:
-            revisions.setdefault(revision.key, revision)
-        if len(revisions) > MAX_REVISIONS:
-            raise UsageError(
-                f"{path} has more than {MAX_REVISIONS:,} revisions: too long a "
-                "history for token blame (line blame has no such limit)"
-            )
-        _read_blobs(repo, segment)
-        for added in _added(segment, revisions):
-            if added.key in followed:
-                continue
-            followed.add(added.key)
-            source = _source(repo, added) if renames < MAX_RENAMES else None
-            if source is not None:
-                renames += 1
-                todo.append((f"{added.sha}^1", source, added.key))
-    return _parents_first(revisions), tip
-
-
-def _segment(repo: Repo, rev: str, path: str) -> list[Revision]:
-    """`git log --parents -- PATH` from `rev`: the commits that changed `path`,
-    newest first, each with its parents rewritten to the ones that did."""
-    output = repo._check(  # noqa: SLF001 - e2g.git's own runner
-        [
-            "log",
-            "--topo-order",
-            "--parents",
-            "--date=raw",
-            "--no-show-signature",
-            "--format=%x01%H %P%x00%aN%x00%aE%x00%ad%x00%cd%x00%s",
-            "--end-of-options",
-            rev,
-            "--",
-            f":(literal){path}",
-        ],
-        revs=[rev],
-    )
-    found: list[Revision] = []
-    for record in output.split(b"\x01")[1:]:
-        fields = record.rstrip(b"\n").decode("utf-8", "replace").split("\x00")
-        if len(fields) < 6:
-            continue
-        shas = fields[0].split()
-        name = _NAME_UNSAFE.sub("", fields[1]) or "unknown"
-        email = _NAME_UNSAFE.sub("", fields[2])
-        found.append(
-            Revision(
-                sha=shas[0],
-                parents=[f"{parent}:{path}" for parent in shas[1:]],
-                path=path,
-                author=f"{name} <{email}> {fields[3]}",
-                committed=fields[4],
-                subject=fields[5],
-            )
-        )
-    return found
-
-
-def _read_blobs(repo: Repo, segment: Sequence[Revision]) -> None:
-    """Each revision's blob id of its path (None where the file is absent), from one
-    `git cat-file --batch-check`."""
-    if not segment:
-        return
-    names = "".join(f"{revision.sha}:{revision.path}\n" for revision in segment)
-    output = repo._check(  # noqa: SLF001
-        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-        revs=(),
-        data=names.encode("utf-8", "surrogateescape"),
-    )
-    replies = output.decode("ascii", "replace").splitlines()
-    for revision, reply in zip(segment, replies, strict=False):
-        words = reply.split()
-        if len(words) == 2 and words[1] == "blob" and FULL_SHA.fullmatch(words[0]):
-            revision.blob = words[0]
-
-
-def _added(
-    segment: Sequence[Revision], known: dict[str, Revision]
-) -> Iterator[Revision]:
-    """The revisions where the file appears: present, and absent in every parent the
-    history gives them (or with no parent at all)."""
-    for revision in segment:
-        if revision.blob is None:
-            continue
-        if all(
-            known.get(parent) is None or known[parent].blob is None
-            for parent in revision.parents
-        ):
-            yield revision
-
-
-def _source(repo: Repo, added: Revision) -> str | None:
-    """The path `added` renamed or copied its file from, as `git diff-tree -M -C`
-    against its first parent finds it; None for a file created there."""
-    result = repo._run(  # noqa: SLF001
-        [
-            "diff-tree",
-            "-r",
-            "-z",
-            "-M",
-            "-C",
-            "--name-status",
-            "--no-commit-id",
-            "--end-of-options",
-            f"{added.sha}^1",
-            added.sha,
-        ]
-    )
-    if result.returncode != 0:
-        return None  # a root commit: nothing before it
-    fields = result.stdout.decode("utf-8", "surrogateescape").split("\x00")
-    index = 0
-    while index < len(fields) - 1:
-        status = fields[index]
-        if status[:1] in ("R", "C"):
-            source, target = fields[index + 1], fields[index + 2]
-            if target == added.path and source != added.path:
-                return source
-            index += 3
-        else:
-            index += 2
-    return None
-
-
-def _parents_first(revisions: dict[str, Revision]) -> list[Revision]:
-    """The revisions in an order where every parent comes before its children."""
-    ordered: list[Revision] = []
-    done: set[str] = set()
-    for sha in revisions:
-        stack = [(sha, False)]
-        while stack:
-            current, expanded = stack.pop()
-            if current in done or current not in revisions:
-                continue
-            if expanded:
-                done.add(current)
-                ordered.append(revisions[current])
-                continue
-            stack.append((current, True))
-            stack += [
-                (parent, False)
-                for parent in revisions[current].parents
-                if parent not in done
-            ]
-    return ordered
-
-
 # -- the throwaway repository -----------------------------------------------------------
 
 
 def cache_key(repo: Repo, path: str, lexer: Lexer) -> str:
     """The name of a file's throwaway history: its repository, path and lexer."""
-    text = f"{FORMAT}\x00{repo.common_dir}\x00{path}\x00{lexer.name}"
+    text = f"{FORMAT}\x00{LEX_VERSION}\x00{repo.common_dir}\x00{path}\x00{lexer.name}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
@@ -349,10 +159,10 @@ class TokenHistory:
             return 0
         with tempfile.TemporaryDirectory(dir=self._dir) as scratch:
             marks = Path(scratch) / "marks"
-            _fast_import(
-                self._repo, self._git_dir, todo, self.state, self._lexer, marks
+            fast_import(
+                self._repo, self._git_dir, todo, self.state.commits, self._lexer, marks
             )
-            written = _read_marks(marks, todo)
+            written = read_marks(marks, todo)
         self.state.commits.update(written)
         self._save()
         return len(todo)
@@ -577,137 +387,6 @@ def _lock(path: Path, name: str) -> int:
                     f"another e2g has been building the token history of {name} for {LOCK_SECONDS:.0f} s"
                 ) from None
             time.sleep(0.05)
-
-
-def _fast_import(
-    repo: Repo,
-    git_dir: Path,
-    todo: Sequence[Revision],
-    state: _State,
-    lexer: Lexer,
-    marks: Path,
-) -> None:
-    """One `git fast-import` run writing `todo`, each revision's view read through one
-    `git cat-file --batch` of the real repository and lexed once per blob."""
-    marks_of: dict[str, str] = {}  # real sha -> ":mark" of this run
-    views: dict[str, str] = {}  # blob id -> ":mark" of its view
-    importer = subprocess.Popen(
-        [
-            "git",
-            f"--git-dir={git_dir}",
-            "fast-import",
-            "--quiet",
-            "--done",
-            f"--export-marks={marks}",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert importer.stdin is not None
-    try:
-        with ObjectReader(repo.git_dir, error=RepoError, label=str(repo.root)) as blobs:
-            for number, revision in enumerate(todo, start=1):
-                faults.point("tokens.revision")
-                _write_revision(
-                    importer.stdin,
-                    revision,
-                    number,
-                    blobs=blobs,
-                    lexer=lexer,
-                    views=views,
-                    marks_of=marks_of,
-                    state=state,
-                )
-        importer.stdin.write(b"done\n")
-        importer.stdin.close()
-    except BrokenPipeError:
-        pass
-    finally:
-        code = importer.wait()
-    if code != 0:
-        assert importer.stderr is not None
-        detail = importer.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        raise RepoError(f"git fast-import failed: {detail[-1] if detail else code}")
-
-
-def _write_revision(  # noqa: PLR0913 - the importer's running tables
-    stream: IO[bytes],
-    revision: Revision,
-    number: int,
-    *,
-    blobs: ObjectReader,
-    lexer: Lexer,
-    views: dict[str, str],
-    marks_of: dict[str, str],
-    state: _State,
-) -> None:
-    blob_mark = None
-    if revision.blob is not None:
-        blob_mark = views.get(revision.blob)
-        if blob_mark is None:
-            text = _blob_text(blobs, revision.blob)
-            data = lexer.view(text).encode("utf-8", "surrogateescape")
-            blob_mark = f":{2 * number}"
-            stream.write(
-                b"blob\nmark %s\ndata %d\n%s\n" % (blob_mark.encode(), len(data), data)
-            )
-            views[revision.blob] = blob_mark
-    mark = f":{2 * number + 1}"
-    marks_of[revision.key] = mark
-    message = f"{revision.subject}\n\n{revision.sha}\n".encode(
-        "utf-8", "surrogateescape"
-    )
-    parents = [
-        marks_of.get(parent) or state.commits.get(parent) for parent in revision.parents
-    ]
-    lines = [
-        b"reset refs/heads/view",  # a revision without parents starts a new root
-        b"commit refs/heads/view",
-        b"mark " + mark.encode(),
-        b"author " + revision.author.encode("utf-8", "surrogateescape"),
-        b"committer e2g <e2g> " + revision.committed.encode("ascii", "replace"),
-        b"data %d" % len(message),
-    ]
-    stream.write(b"\n".join(lines) + b"\n" + message)
-    known = [parent for parent in parents if parent]
-    for index, parent in enumerate(dict.fromkeys(known)):
-        stream.write(
-            b"%s %s\n" % (b"from" if index == 0 else b"merge", parent.encode())
-        )
-    stream.write(b"deleteall\n")
-    if blob_mark is not None:
-        stream.write(b"M 100644 %s %s\n" % (blob_mark.encode(), VIEW_PATH.encode()))
-    stream.write(b"\n")
-
-
-def _read_marks(marks: Path, todo: Sequence[Revision]) -> dict[str, str]:
-    by_mark = {
-        f":{2 * number + 1}": revision.key
-        for number, revision in enumerate(todo, start=1)
-    }
-    written: dict[str, str] = {}
-    for line in marks.read_text(encoding="ascii").splitlines():
-        mark, _, sha = line.partition(" ")
-        if mark in by_mark and FULL_SHA.fullmatch(sha):
-            written[by_mark[mark]] = sha
-    if len(written) != len(todo):
-        raise RepoError(
-            "git fast-import did not write every revision of the token history"
-        )
-    return written
-
-
-def _blob_text(blobs: ObjectReader, blob: str) -> str:
-    """A blob as text (invalid UTF-8 replaced, as blame shows it); a binary or huge
-    blob as empty: it has no tokens worth blaming."""
-    found = blobs.get(blob, limit=MAX_BLOB)
-    if found is None:
-        raise RepoError(f"git cat-file could not read blob {blob}")
-    data, size = found
-    if size > MAX_BLOB or b"\0" in data[:8000]:
-        return ""
-    return data.decode("utf-8", "replace")
 
 
 def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:

@@ -35,6 +35,9 @@ from typing import Protocol
 # one space each, so re-indenting a comment changes nothing.
 _FOLD = re.compile(r"\s+")
 MAX_TOKEN_VIEW = 4096  # characters of one token written to the view (a huge comment)
+# Bump whenever a lexer splits any text differently: token histories cached by an
+# older one are built again (e2g.git.tokenview keys its caches by it).
+VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,13 +144,14 @@ def _pattern(syntax: Syntax) -> re.Pattern[str]:
     single = (
         r"'(?:\\.|[^'\\]){1,8}'"
         if syntax.single_quote_is_char
-        else r"'(?:\\.|[^'\\])*'?"
+        else r"'(?:\\.|[^'\\])*'|'(?:.*\S)?"
     )
     parts = [
         r"(?P<ws>\s+)",
         *([f"(?P<open>{openers})"] if openers else []),
         *([f"(?P<comment>{comments})"] if comments else []),
-        r'(?P<string>"(?:\\.|[^"\\])*"?|' + single + ")",
+        # A string not closed on its line ends at the line's last visible character.
+        r'(?P<string>"(?:\\.|[^"\\])*"|"(?:.*\S)?|' + single + ")",
         r"(?P<token>\.?\d(?:[eEpP][+-]|[\w.'])*|[^\W\d]\w*|" + _OPERATORS + r"|\S)",
     ]
     return re.compile("|".join(parts))
