@@ -24,7 +24,7 @@ from e2g.mail.review import (
     has_changelog,
     maintainer_notes,
 )
-from e2g.render import audit_json, audit_sarif, audit_summary_json
+from e2g.render.audit import audit_json, audit_sarif, audit_summary_json
 from tests.audit_world import build
 from tests.conftest import clone, git
 

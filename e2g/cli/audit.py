@@ -122,7 +122,7 @@ def render_summary(summary: AuditSummary) -> None:
 
 def _write_sarif(path: Path, audits: list[CommitAudit], summary: AuditSummary) -> None:
     from e2g import __version__
-    from e2g.render import audit_sarif
+    from e2g.render.audit import audit_sarif
 
     try:
         path.write_text(
@@ -205,7 +205,7 @@ def audit(  # noqa: PLR0913 - one parameter per command-line option
     """Was the code that landed the code that was reviewed? One verdict per commit."""
     from e2g.api.audit import AuditOptions, Verdict
     from e2g.api.audit import audit as run_audit
-    from e2g.render import audit_json, audit_summary_json
+    from e2g.render.audit import audit_json, audit_summary_json
 
     failing = _verdicts(fail_on)
     found: set[str] = set()

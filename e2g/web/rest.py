@@ -16,8 +16,6 @@ from e2g import errors
 from e2g.api import core as api
 from e2g.api import threads
 from e2g.render import (
-    audit_json,
-    audit_summary_json,
     commit_page_json,
     hit_json,
     message_json,
@@ -25,6 +23,7 @@ from e2g.render import (
     thread_json,
     way_back_json,
 )
+from e2g.render.audit import audit_json, audit_summary_json
 from e2g.web.audit_view import MAX_RANGE, audit_page, check_range
 from e2g.web.context import (
     Linking,

@@ -1,11 +1,12 @@
 """The JSON and SVG shapes that the CLI and the web share: every page's JSON twin.
 
-`e2g audit --json` and /api/v1/audit (`audit_json`, `audit_summary_json`), its
-`--sarif` (`audit_sarif`), `e2g link --json` and /api/v1/commits (`link_json`, plus `commit_page_json` there), `e2g blame --json` and
+`e2g link --json` and /api/v1/commits (`link_json`, plus `commit_page_json` there), `e2g blame --json` and
 /api/v1/blame (`blame_json`, and `review_cell` for the text), `e2g search --json` and
 /api/v1/search's hits (`hit_json`), `e2g stats --json` and /api/v1/stats
 (`stats_json`), `e2g stats --svg` and /stats.svg (`render_svg`), and the messages and
-threads of /api/v1/messages and /api/v1/threads (`message_json`, `thread_json`).
+threads of /api/v1/messages and /api/v1/threads (`message_json`, `thread_json`),
+`e2g blame --tokens --json` (`token_span_json`) and `e2g sync --json` (`sync_json`);
+`e2g audit`'s, with its SARIF document, are in `e2g.render.audit`.
 
 `e2g.api` returns values; this module turns them into dicts and text, and nothing
 else: no IO, no framework types. It sits between the front ends (`e2g.cli`,
@@ -26,7 +27,6 @@ from typing import TYPE_CHECKING
 from e2g import words
 
 if TYPE_CHECKING:
-    from e2g.api.audit import AuditSummary, CommitAudit, Delta, Tally
     from e2g.api.blame import Review, Run
     from e2g.api.core import SearchHit
     from e2g.api.link import MatchSummary
@@ -504,177 +504,4 @@ def sync_json(report: SyncReport) -> dict[str, object]:
             {"repo": repo, "reason": reason} for repo, reason in report.repos_skipped
         ],
         "elapsed": round(report.elapsed, 3),
-    }
-
-
-# --- e2g audit ------------------------------------------------------------------------
-
-
-def audit_json(audit: CommitAudit) -> dict[str, object]:
-    """One commit's line of `e2g audit --json` and /api/v1/audit (issue 27's keys)."""
-    applied = audit.applied
-    return {
-        "commit": audit.sha,
-        "subject": audit.subject,
-        "verdict": str(audit.verdict),
-        "evidence": audit.evidence,
-        "author": _person(audit.author.name, audit.author.email),
-        "committer": _person(audit.committer.name, audit.committer.email),
-        "committer_only": audit.committer_only,
-        "applied": None
-        if applied is None
-        else {"message_id": applied.message_id, "version": applied.version},
-        "versions": [
-            {
-                "version": version.version,
-                "message_id": version.message_id,
-                "kind": version.kind,
-                "applied": version.applied,
-                "same_code": version.same_code,
-                "reviewed": version.reviewed,
-            }
-            for version in audit.versions
-        ],
-        "reviews": [
-            {
-                "trailer": review.trailer,
-                "name": review.person.name,
-                "email": review.person.email,
-                "message_id": review.message_id,
-                "version": review.version,
-                "committer": review.committer,
-            }
-            for review in audit.reviews
-        ],
-        "tags": [
-            {
-                "trailer": tag.trailer,
-                "name": tag.person.name,
-                "email": tag.person.email,
-                "backed_by": tag.backed_by,
-                "version": tag.version,
-                "by_author": tag.by_author,
-            }
-            for tag in audit.tags
-        ],
-        "delta": None if audit.delta is None else delta_json(audit.delta),
-    }
-
-
-def _person(name: str, email: str) -> str:
-    return f"{name} <{email}>" if name else f"<{email}>"
-
-
-def delta_json(delta: Delta) -> dict[str, object]:
-    return {
-        "from_version": delta.from_version,
-        "files": list(delta.files),
-        "added": delta.added,
-        "removed": delta.removed,
-        "disclosed": delta.disclosed or None,
-        "hunks": [
-            {"kind": change.kind, "path": change.path, "lines": change.shown()}
-            for change in delta.changes
-        ],
-    }
-
-
-def tally_json(tally: Tally) -> dict[str, object]:
-    from e2g.api.audit import Verdict
-
-    return {
-        "commits": tally.total,
-        "counts": {str(verdict): tally.counts[verdict] for verdict in Verdict},
-        "strict_coverage": round(tally.strict, 4),
-        "lenient_coverage": round(tally.lenient, 4),
-    }
-
-
-def audit_summary_json(summary: AuditSummary) -> dict[str, object]:
-    """The last line of `e2g audit --json`: `{"summary": {...}}`."""
-    return {
-        "summary": tally_json(summary.tally)
-        | {
-            "tags": summary.tags,
-            "tags_backed": summary.tags_backed,
-            "matched": summary.matched,
-            "strict": summary.strict,
-            "by": summary.by or None,
-            "groups": {key: tally_json(tally) for key, tally in summary.groups.items()},
-            "elapsed": round(summary.elapsed, 3),
-        }
-    }
-
-
-# SARIF levels: what a code-scanning dashboard should make of each verdict.
-_SARIF_LEVELS = {
-    "reviewed-trivial-change": "note",
-    "changed-after-review": "warning",
-    "earlier-version-reviewed": "warning",
-    "posted-unreviewed": "error",
-    "not-posted": "error",
-    "exempt": "none",
-    "uncertain": "note",
-}
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-def audit_sarif(
-    audits: list[CommitAudit], summary: AuditSummary, *, version: str
-) -> dict[str, object]:
-    """A SARIF 2.1.0 log of an audit: one result per commit that is not
-    `reviewed`, the commit as its logical location, one rule per verdict."""
-    from e2g.api.audit.model import MEANINGS
-
-    rules = [
-        {
-            "id": str(verdict),
-            "name": str(verdict).title().replace("-", ""),
-            "shortDescription": {"text": MEANINGS[verdict]},
-            "defaultConfiguration": {"level": _SARIF_LEVELS[str(verdict)]},
-        }
-        for verdict in MEANINGS
-        if str(verdict) in _SARIF_LEVELS
-    ]
-    results = [
-        {
-            "ruleId": str(audit.verdict),
-            "level": _SARIF_LEVELS[str(audit.verdict)],
-            "message": {
-                "text": f"{audit.sha[:12]} {audit.subject}: {audit.verdict}"
-                + (f" ({audit.evidence})" if audit.evidence else "")
-            },
-            "locations": [
-                {
-                    "logicalLocations": [
-                        {
-                            "name": audit.sha,
-                            "fullyQualifiedName": f"commit/{audit.sha}",
-                            "kind": "commit",
-                        }
-                    ]
-                }
-            ],
-            "partialFingerprints": {"commitSha": audit.sha},
-        }
-        for audit in audits
-        if str(audit.verdict) in _SARIF_LEVELS
-    ]
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "e2g",
-                        "version": version,
-                        "informationUri": "https://github.com/e2g/e2g",
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "properties": audit_summary_json(summary)["summary"],
-            }
-        ],
     }
