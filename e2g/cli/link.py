@@ -1,10 +1,9 @@
-"""`e2g link`, `e2g match`, `e2g stats`: where commits were reviewed, one or many, and coverage."""
+"""`e2g link`: where one commit was reviewed, or which commit a posted patch became."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,14 +11,12 @@ import typer
 
 from e2g.cli import output
 from e2g.cli.context import NOTHING_FOUND, ExitCode, RepoOption, options
-from e2g.errors import E2gError, OutputError, UsageError
+from e2g.errors import E2gError, UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
-    from e2g.api.link import Matched, MatchSummary
     from e2g.api.reverse import CommitDiff, WayBack
-    from e2g.api.stats import StatsResult
     from e2g.api.threads import ThreadNode
     from e2g.config import Settings
     from e2g.model.links import InTree, LinkResult, Posting
@@ -31,14 +28,6 @@ IgnoreTrailers = Annotated[
         help="Match as if commits had no Link:/Message-Id: trailers.",
     ),
 ]
-
-
-class By(StrEnum):
-    dir = "dir"
-    list = "list"
-    year = "year"
-    method = "method"
-    tree = "tree"
 
 
 def _posting_lines(posting: Posting) -> list[str]:
@@ -397,227 +386,5 @@ def render_way_back(answer: WayBack) -> None:
     _render_in_trees(answer.trees)
 
 
-def match_summary(summary: MatchSummary) -> str:
-    n = output.number
-    methods = ", ".join(
-        f"{method} {n(count)}" for method, count in summary.by_method.most_common()
-    )
-    return (
-        f"{output.count(summary.commits, 'commit')}: {n(summary.matched)} matched "
-        f"({methods or 'none'}), {n(summary.no_match)} no match, "
-        f"{n(summary.skipped)} already done, {output.count(summary.merges, 'merge')} "
-        f"skipped in {summary.elapsed:.1f} s ({summary.rate:,.0f} commits/s)"
-        + _tree_summary(summary)
-    )
-
-
-def _tree_summary(summary: MatchSummary) -> str:
-    """What of the commits was answered from other commits (e2g.api.trees)."""
-    n = output.number
-    parts = [f"{n(summary.backports)} backports"] if summary.backports else []
-    parts += [f"{n(summary.rebased)} rebased"] if summary.rebased else []
-    where = f" [{summary.tree}]" if summary.tree else ""
-    return (
-        f"; {', '.join(parts)} answered from their upstream commits{where}"
-        if parts
-        else where
-    )
-
-
-def _match_trees(  # noqa: PLR0913 - keyword-only
-    ctx: typer.Context,
-    names: list[str],
-    *,
-    jobs: int,
-    redo: bool,
-    on_result: Callable[[Matched, MatchSummary], None],
-    jsonl: bool,
-) -> None:
-    """`e2g match --tree NAME...`: each tree's branches, one summary line each."""
-    from e2g.api.link import match_tree
-    from e2g.render import link_json
-
-    for name in names:
-        for summary in match_tree(
-            options(ctx).settings(),
-            name,
-            jobs=jobs,
-            redo=redo,
-            on_result=on_result,
-            to_json=link_json if jsonl else None,
-        ):
-            if not options(ctx).quiet:
-                output.err(match_summary(summary))
-
-
-def match(  # noqa: PLR0913 - one parameter per command-line option
-    ctx: typer.Context,
-    revs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Revision ranges as for git rev-list (default: HEAD).",
-            show_default=False,
-        ),
-    ] = None,
-    all_refs: Annotated[
-        bool, typer.Option("--all", help="Every commit reachable from any ref.")
-    ] = False,
-    repo: RepoOption = Path(),
-    jsonl: Annotated[
-        bool,
-        typer.Option(
-            "--jsonl",
-            "--json",
-            help="One JSON object per commit on stdout (JSON lines).",
-        ),
-    ] = False,
-    ignore_trailers: IgnoreTrailers = False,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
-        ),
-    ] = 0,
-    all_results: Annotated[
-        bool,
-        typer.Option(
-            "--all-results",
-            help="Print every commit of the range as JSON lines, once each: the "
-            "stored answer of those an earlier run matched too (implies --jsonl).",
-        ),
-    ] = False,
-    redo: Annotated[
-        bool,
-        typer.Option(
-            "--redo",
-            help="Match the range's commits again even if done (after an e2g upgrade "
-            "with new matching rules, say); their stored links are replaced.",
-        ),
-    ] = False,
-    tree: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tree",
-            help="Match the branches of this tree of the config file "
-            "([trees.NAME] repo, branches), in order, and its releases; repeatable.",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
-    """Match every non-merge commit of a range and store the links."""
-    from e2g.api.link import match as match_range
-    from e2g.render import link_json
-
-    jsonl = jsonl or all_results
-    with output.ProgressBar("match", enabled=not options(ctx).quiet) as bar:
-
-        def on_result(answer: Matched, summary: MatchSummary) -> None:
-            if answer.json is not None:
-                output.json_line(answer.json)
-            bar.update(
-                status=f"{output.number(summary.commits)} commits  {output.number(summary.matched)} matched  {summary.rate:,.0f}/s"
-            )
-
-        if tree:
-            _match_trees(
-                ctx, tree, jobs=jobs, redo=redo, on_result=on_result, jsonl=jsonl
-            )
-            return
-        summary = match_range(
-            options(ctx).settings(),
-            revs or [],
-            repo=repo,
-            all_refs=all_refs,
-            ignore_trailers=ignore_trailers,
-            jobs=jobs,
-            redo=redo,
-            on_result=on_result,
-            to_json=link_json if jsonl else None,
-        )
-        if jsonl and all_results:
-            from e2g.api.link import stored_results
-
-            for result in stored_results(
-                options(ctx).settings(), summary.repo, summary.done
-            ):
-                output.json_line(link_json(result))
-    if not options(ctx).quiet:
-        output.err(match_summary(summary))
-        if summary.commits and summary.outside == summary.commits:
-            output.err(
-                "e2g: warning: every commit is dated outside the archive's dates: "
-                "ingest the list's archive of the same years (see `e2g search d:YEAR`)"
-            )
-        if summary.unweighed:
-            output.err(
-                "e2g: note: this store was written by an older e2g: `e2g ingest` of "
-                "its archive (once; nothing is stored twice) makes matching faster"
-            )
-
-
-def _render_stats(result: StatsResult) -> None:
-    rows = [["", "commits", "matched", "share", "methods"]]
-    for row in [*result.rows, result.total]:
-        methods = ", ".join(
-            f"{method} {count}" for method, count in row.by_method.most_common()
-        )
-        rows.append(
-            [
-                row.key,
-                output.number(row.commits),
-                output.number(row.matched),
-                f"{row.share:.1%}",
-                methods,
-            ]
-        )
-    width = max(len(row[0]) for row in rows)
-    output.table(rows, widths=[min(width, 40), 8, 8, 7])
-
-
-def stats(
-    ctx: typer.Context,
-    repo: RepoOption = Path(),
-    by: Annotated[
-        By,
-        typer.Option(
-            "--by",
-            help="Group by top-level directory, list, year, method or named tree "
-            "and branch.",
-        ),
-    ] = By.dir,
-    depth: Annotated[
-        int, typer.Option("--depth", min=1, max=8, help="Directory depth for --by dir.")
-    ] = 1,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the table as JSON.")
-    ] = False,
-    svg: Annotated[
-        Path | None,
-        typer.Option(
-            "--svg", help="Also write a bar chart to this SVG file.", show_default=False
-        ),
-    ] = None,
-) -> None:
-    """Coverage of the matched commits, as a table, JSON or a bar chart."""
-    from e2g.api.stats import stats as coverage
-    from e2g.render import render_svg, stats_json
-
-    result = coverage(options(ctx).settings(), repo=repo, by=str(by), depth=depth)
-    if svg is not None:
-        try:
-            svg.write_text(render_svg(result), encoding="utf-8")
-        except OSError as error:
-            raise OutputError(
-                f"cannot write the chart to {svg}: {error.strerror or error}; "
-                "pass an --svg path in a writable directory"
-            ) from None
-    if as_json:
-        output.json_line(stats_json(result))
-    else:
-        _render_stats(result)
-
-
 def register(app: typer.Typer) -> None:
     app.command("link")(link)
-    app.command("match")(match)
-    app.command("stats")(stats)

@@ -54,7 +54,7 @@ def inbox_line(report: MirrorReport) -> str:
 
 def _print(report: SyncReport) -> None:
     from e2g.cli.ingest import ingest_summary as summary
-    from e2g.cli.link import match_summary
+    from e2g.cli.match import match_summary
 
     for inbox in report.inboxes:
         output.err(inbox_line(inbox))
