@@ -645,3 +645,19 @@ def test_the_command_gives_every_token_its_commit(built, tmp_path: Path) -> None
         and not moved_punctuation(token.line, token.text)
     ]
     assert wrong == []
+
+
+def test_span_lines_are_the_spans_json_byte_for_byte(sample) -> None:
+    """The command writes each span's commit once per commit: the same text as
+    encoding token_span_json per span."""
+    from e2g.render import token_span_json, token_span_lines
+
+    settings, repo = sample
+    result = token_blame(settings, "drivers/frob/frob.c", "HEAD", repo=repo)
+    for dumps in (json.dumps, lambda data: json.dumps(data, ensure_ascii=False)):
+        lines = list(token_span_lines(result.spans, result.reviews, dumps))
+        expected = [
+            dumps(token_span_json(span, result.reviews[span.sha]))
+            for span in result.spans
+        ]
+        assert lines == expected and len(lines) > 50

@@ -179,7 +179,7 @@ def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
     """`blame --tokens`: every token's commit, or (with a column) one token's history."""
     from e2g.api import tokens as api
     from e2g.cli.tokens import render_tokens, split_location, use_color
-    from e2g.render import review_json, token_span_json
+    from e2g.render import review_json, token_span_lines
 
     painted = use_color(color)
     path, line, at = split_location(path)
@@ -206,8 +206,8 @@ def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
         return
     result = api.token_blame(settings, path, rev, repo=repo, lines=lines)
     if as_json:
-        for span in result.spans:
-            output.json_line(token_span_json(span, result.reviews[span.sha]))
+        for text in token_span_lines(result.spans, result.reviews, output.json_text):
+            output.out(text)
         return
     with output.paged():
         render_tokens(result, color=painted)

@@ -94,8 +94,13 @@ def _speaks_unicode(stream: TextIO) -> bool:
 
 def json_line(data: Mapping[str, Any], stream: TextIO | None = None) -> None:
     target = stream or sys.stdout
-    text = json.dumps(data, ensure_ascii=not _speaks_unicode(target), default=_default)
-    target.write(text + "\n")
+    target.write(json_text(data, target) + "\n")
+
+
+def json_text(data: object, stream: TextIO | None = None) -> str:
+    """`data` as json_line() writes it to `stream` (default stdout), without the newline."""
+    target = stream or sys.stdout
+    return json.dumps(data, ensure_ascii=not _speaks_unicode(target), default=_default)
 
 
 def number(value: int) -> str:
