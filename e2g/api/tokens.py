@@ -299,7 +299,9 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
         )
         with TokenHistory(repository, path, lexer, directory) as history:
             history.update(revisions)
-            blamed = history.blame(tip, ignore=ignore, contents=view)
+            blamed = history.blame(
+                tip, ignore=ignore, contents=view, tokens=len(tokens)
+            )
         blamed = _not_newer_than_lines(tokens, blamed, lines.result())
     with TokenHistory(repository, path, lexer, directory):  # the directory's lock
         _write_result(directory, key, tokens, blamed)
