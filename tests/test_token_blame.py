@@ -88,36 +88,33 @@ class History:
         return self.commit_staged(name)
 
     def commit_staged(self, name: str, *extra: str) -> str:
-        self.count += 1
-        date = f"2020-01-{self.count:02d}T12:00:00+00:00"
-        env = {
-            **_clean_env(),
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": f"{name}@example.org",
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": f"{name}@example.org",
-            "GIT_AUTHOR_DATE": date,
-            "GIT_COMMITTER_DATE": date,
-        }
+        env = self._identity(name)
         git(self.root, "commit", "-q", "-m", f"{name}: change", *extra, env=env)
         return git(self.root, "rev-parse", "HEAD").strip()
 
-    def merge(self, name: str, branch: str) -> str:
+    def _identity(self, name: str) -> dict[str, str]:
+        """Each commit its own author and a date a day after the one before."""
         self.count += 1
-        date = f"2020-01-{self.count:02d}T12:00:00+00:00"
-        env = {
-            **_clean_env(),
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": f"{name}@example.org",
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": f"{name}@example.org",
-            "GIT_AUTHOR_DATE": date,
-            "GIT_COMMITTER_DATE": date,
-        }
+        return _identity_env(name, f"2020-01-{self.count:02d}T12:00:00+00:00")
+
+    def merge(self, name: str, branch: str) -> str:
+        env = self._identity(name)
         git(
             self.root, "merge", "-q", "--no-ff", "-m", f"{name}: merge", branch, env=env
         )
         return git(self.root, "rev-parse", "HEAD").strip()
+
+
+def _identity_env(name: str, date: str) -> dict[str, str]:
+    return {
+        **_clean_env(),
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": f"{name}@example.org",
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": f"{name}@example.org",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+    }
 
 
 def _clean_env() -> dict[str, str]:

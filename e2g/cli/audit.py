@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import NOTHING_FOUND, RepoOption, options
+from e2g.cli.context import (
+    NOTHING_FOUND,
+    AllRefsOption,
+    RepoOption,
+    RevsArgument,
+    options,
+)
 from e2g.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
@@ -138,16 +144,8 @@ def _write_sarif(path: Path, audits: list[CommitAudit], summary: AuditSummary) -
 
 def audit(  # noqa: PLR0913 - one parameter per command-line option
     ctx: typer.Context,
-    revs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Revision ranges as for git rev-list (default: HEAD).",
-            show_default=False,
-        ),
-    ] = None,
-    all_refs: Annotated[
-        bool, typer.Option("--all", help="Every commit reachable from any ref.")
-    ] = False,
+    revs: RevsArgument = None,
+    all_refs: AllRefsOption = False,
     repo: RepoOption = Path(),
     as_json: Annotated[
         bool,

@@ -62,6 +62,18 @@ def render_history(reviews: list[Review]) -> None:
         output.out()
 
 
+def show_history(reviews: list[Review], *, as_json: bool) -> None:
+    """Commits that changed some code, newest first: JSON lines, or paged text."""
+    from e2g.render import review_json
+
+    if as_json:
+        for review in reviews:
+            output.json_line(review_json(review))
+        return
+    with output.paged():
+        render_history(reviews)
+
+
 def blame(  # noqa: PLR0913 - one parameter per command-line option
     ctx: typer.Context,
     path: Annotated[
@@ -130,7 +142,7 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
 ) -> None:
     """Show each line of a file with the review of the commit that wrote it."""
     from e2g.api import blame as api
-    from e2g.render import blame_json, review_json
+    from e2g.render import blame_json
 
     if tokens:
         if history:
@@ -150,12 +162,7 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
                 "--history needs -L START,END: the lines whose history to show"
             )
         reviews = api.history(settings, path, rev, repo=repo, lines=lines)
-        if as_json:
-            for review in reviews:
-                output.json_line(review_json(review))
-            return
-        with output.paged():
-            render_history(reviews)
+        show_history(reviews, as_json=as_json)
         return
     result = api.blame(settings, path, rev, repo=repo, lines=lines)
     if as_json:
@@ -179,7 +186,7 @@ def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
     """`blame --tokens`: every token's commit, or (with a column) one token's history."""
     from e2g.api import tokens as api
     from e2g.cli.tokens import render_tokens, split_location, use_color
-    from e2g.render import review_json, token_span_lines
+    from e2g.render import token_span_lines
 
     painted = use_color(color)
     path, line, at = split_location(path)
@@ -197,12 +204,7 @@ def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
         reviews = api.token_history(
             settings, path, rev, repo=repo, line=lines[0], column=column
         )
-        if as_json:
-            for review in reviews:
-                output.json_line(review_json(review))
-            return
-        with output.paged():
-            render_history(reviews)
+        show_history(reviews, as_json=as_json)
         return
     result = api.token_blame(settings, path, rev, repo=repo, lines=lines)
     if as_json:

@@ -57,3 +57,14 @@ RepoOption = Annotated[
         show_default=False,
     ),
 ]
+# The commits a command walks, as `git rev-list` takes them (match, audit).
+RevsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Revision ranges as for git rev-list (default: HEAD).",
+        show_default=False,
+    ),
+]
+AllRefsOption = Annotated[
+    bool, typer.Option("--all", help="Every commit reachable from any ref.")
+]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import RepoOption, options
+from e2g.cli.context import AllRefsOption, RepoOption, RevsArgument, options
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -72,16 +72,8 @@ def _match_trees(  # noqa: PLR0913 - keyword-only
 
 def match(  # noqa: PLR0913 - one parameter per command-line option
     ctx: typer.Context,
-    revs: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Revision ranges as for git rev-list (default: HEAD).",
-            show_default=False,
-        ),
-    ] = None,
-    all_refs: Annotated[
-        bool, typer.Option("--all", help="Every commit reachable from any ref.")
-    ] = False,
+    revs: RevsArgument = None,
+    all_refs: AllRefsOption = False,
     repo: RepoOption = Path(),
     jsonl: Annotated[
         bool,
