@@ -24,7 +24,6 @@ e2g.archives.inbox_url's.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -38,6 +37,7 @@ from e2g.archives.inbox_url import InboxUrl, is_missing, read_manifest
 from e2g.config import Settings
 from e2g.errors import MirrorError
 from e2g.git import mirror as git
+from e2g.locks import flock_within
 
 REGISTRY = "inboxes.json"
 MANIFEST_SECONDS = 60
@@ -231,13 +231,11 @@ def locked(settings: Settings) -> Iterator[None]:
     root = mirror_root(settings)
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".lock").open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not flock_within(handle.fileno(), 0.0):
             raise MirrorError(
                 f"another e2g ingest or sync is mirroring into {root}: "
                 "wait for it to finish"
-            ) from None
+            )
         yield
 
 

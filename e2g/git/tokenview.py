@@ -24,7 +24,6 @@ repository beyond reading it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -32,7 +31,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,6 +42,7 @@ from e2g.git.blame import BlameCommit, parse_blame
 from e2g.git.filehistory import Revision
 from e2g.git.repo import FULL_SHA, Repo
 from e2g.git.viewimport import VIEW_PATH, fast_import, read_marks
+from e2g.locks import flock_within
 from e2g.model import Address
 from e2g.tokens.lex import VERSION as LEX_VERSION
 from e2g.tokens.lex import Lexer
@@ -410,18 +409,12 @@ def _windows(lines: Iterable[int], *, context: int = WINDOW) -> list[str]:
 
 def _lock(path: Path, name: str) -> int:
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + LOCK_SECONDS
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return descriptor
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(descriptor)
-                raise RepoError(
-                    f"another e2g has been building the token history of {name} for {LOCK_SECONDS:.0f} s"
-                ) from None
-            time.sleep(0.05)
+    if not flock_within(descriptor, LOCK_SECONDS):
+        os.close(descriptor)
+        raise RepoError(
+            f"another e2g has been building the token history of {name} for {LOCK_SECONDS:.0f} s"
+        )
+    return descriptor
 
 
 def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:

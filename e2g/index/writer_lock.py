@@ -7,12 +7,11 @@ ingest is running before it catches its index up) does not import the writer.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import time
 from pathlib import Path
 
 from e2g.errors import StoreError
+from e2g.locks import flock_within
 
 LOCK_NAME = "ingest.lock"
 # A process forked by another thread holds a copy of the lock until it execs or
@@ -25,7 +24,7 @@ def acquire_lock(path: Path) -> int:
     """The data dir's writer lock, with the holder's pid written in it so that readers
     can tell a running ingest without taking the lock (`writer_running`)."""
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    if not _flock_within(descriptor, LOCK_GRACE_SECONDS):
+    if not flock_within(descriptor, LOCK_GRACE_SECONDS):
         holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
         os.close(descriptor)
         who = f" (pid {holder})" if holder.isdigit() else ""
@@ -36,19 +35,6 @@ def acquire_lock(path: Path) -> int:
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, str(os.getpid()).encode(), 0)
     return descriptor
-
-
-def _flock_within(descriptor: int, seconds: float) -> bool:
-    """Take the exclusive lock on `descriptor`, trying for `seconds` at most."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
 
 
 def release_lock(descriptor: int) -> None:
