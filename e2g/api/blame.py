@@ -88,7 +88,7 @@ def blame(  # noqa: PLR0913 - options are keyword-only
         lines = page_range(page, total, path=path)
     check_range(lines, total, path=path)
     found = repository.blame(sha, path, lines=lines)
-    infos = [_info(commit) for commit in found.commits]
+    infos = [info_of(commit) for commit in found.commits]
     reviews = find_reviews(settings, repository, infos, match=match)
     return BlameResult(
         path=path, rev=sha, runs=tuple(_runs(found.lines, reviews)), total=total
@@ -246,9 +246,11 @@ def _runs(lines: Sequence[BlameLine], reviews: dict[str, Review]) -> list[Run]:
     return runs
 
 
-def _info(commit: BlameCommit) -> CommitInfo:
+def info_of(commit: BlameCommit, *, sha: str | None = None) -> CommitInfo:
+    """What blame says of a commit, as shown beside its review; `sha` names the
+    real commit where blame's is another (token blame's throwaway history)."""
     return CommitInfo(
-        sha=commit.sha,
+        sha=sha or commit.sha,
         subject=commit.summary,
         author=commit.author,
         author_date=commit.author_date,

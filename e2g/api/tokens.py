@@ -11,7 +11,7 @@ for the terminal, the JSON and the web page.
 Two caches under the data dir's `tokens/`, one directory per (repository, file):
 the throwaway history, which a later revision extends, and the answer for each
 blamed revision, so that a second run or the web page only reads. Both are written
-atomically under the directory's lock; the whole is bounded (CACHE_BYTES), the
+atomically (the history under the directory's lock); the whole is bounded (CACHE_BYTES), the
 files used least recently going first. Reviews come from the links `e2g match`
 stored, as line blame's do (`find_reviews`).
 """
@@ -32,21 +32,20 @@ from datetime import datetime
 from pathlib import Path
 
 from e2g import faults
-from e2g.api.blame import Review, check_range, find_reviews, page_range
+from e2g.api.blame import Review, check_range, find_reviews, info_of, page_range
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.git.blame import Blame, BlameCommit
 from e2g.git.filehistory import file_history
-from e2g.git.repo import UNCOMMITTED, Repo
+from e2g.git.repo import UNCOMMITTED, Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, TokenHistory, TokenOrigin, cache_key
 from e2g.model import Address
-from e2g.model.links import CommitInfo
+from e2g.model.links import commit_info
 from e2g.tokens.lex import Lexer, Token, lexer_for
 
 CACHE_BYTES = 1 << 30  # the data dir's token caches, all files together
 RESULTS_PER_FILE = 64  # answers kept per file (32 revisions: tokens and spans)
 RESULT_FORMAT = 3
-BINARY_PROBE = 8000  # characters looked at for a NUL, as git decides a file is binary
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +110,8 @@ def token_blame(  # noqa: PLR0913 - options are keyword-only
     first, last = lines if lines is not None else (1, total)
     spans = [span for span in all_spans if first <= span.line <= last]
     infos = [
-        _info(sha_, commits[sha_]) for sha_ in dict.fromkeys(span.sha for span in spans)
+        info_of(commits[sha_], sha=sha_)
+        for sha_ in dict.fromkeys(span.sha for span in spans)
     ]
     reviews = find_reviews(settings, repository, infos, match=match) if infos else {}
     return TokenResult(
@@ -166,10 +166,18 @@ def token_history(  # noqa: PLR0913 - options are keyword-only
             chain.append(origin.sha)
             # A token of the work tree's own has no throwaway commit to look behind.
             origin = None if origin.sha == UNCOMMITTED else history.replaced(origin)
+    # Commits reached behind the blamed ones, which blame's answer did not describe.
     missing = [sha_ for sha_ in chain if sha_ not in commits]
-    if missing:
-        commits.update(_commit_facts(repository, missing))
-    infos = [_info(sha_, commits[sha_]) for sha_ in chain if sha_ in commits]
+    read = (
+        {c.sha: commit_info(c) for c in repository.commits(missing, diffs=False)}
+        if missing
+        else {}
+    )
+    infos = [
+        info_of(commits[sha_], sha=sha_) if sha_ in commits else read[sha_]
+        for sha_ in chain
+        if sha_ in commits or sha_ in read
+    ]
     reviews = find_reviews(settings, repository, infos)
     return [reviews[info.sha] for info in infos]
 
@@ -194,7 +202,7 @@ def _revision(repository: Repo, rev: str | None, path: str) -> tuple[str, str | 
         if contents is None:
             repository.file_lines(head, path)  # says why there is no such file
             raise NotFound(f"no file {path} in the work tree of {repository.root}")
-        if "\0" in contents[:BINARY_PROBE]:
+        if looks_binary(contents):
             raise UsageError(
                 f"{path} is a binary file in the work tree: it has no lines"
             )
@@ -219,12 +227,20 @@ def _all_spans(  # noqa: PLR0913 - options are keyword-only
     or made from the tokens' origins and cached."""
     lexer = lexer_for(path)
     directory = _directory(settings, repository, path, lexer)
-    key = _result_key(sha, repository.ignored_revs(), contents) + ".spans"
+    ignore = repository.ignored_revs()
+    key = _result_key(sha, ignore, contents) + ".spans"
     found = _read_spans(directory, key)
     if found is not None:
         return found
     tokens, blamed = token_origins(
-        settings, repository, path, sha, lexer, text=text, contents=contents
+        settings,
+        repository,
+        path,
+        sha,
+        lexer,
+        text=text,
+        contents=contents,
+        ignore=ignore,
     )
     if len(blamed.origins) != len(tokens):
         raise UsageError(
@@ -273,11 +289,14 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     *,
     text: str,
     contents: str | None,
+    ignore: Sequence[str] | None = None,
 ) -> tuple[list[Token], TokenBlame]:
     """The file's tokens and their origins: the cached answer, or a new one (the
-    throwaway history brought up to date, then blamed) which is cached."""
+    throwaway history brought up to date, then blamed) which is cached. `ignore`:
+    the revisions blame looks through, when the caller read them already."""
     directory = _directory(settings, repository, path, lexer)
-    ignore = repository.ignored_revs()
+    if ignore is None:
+        ignore = repository.ignored_revs()
     key = _result_key(sha, ignore, contents)
     found = _read_result(directory, key)
     if found is not None:
@@ -303,8 +322,7 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
                 tip, ignore=ignore, contents=view, tokens=len(tokens)
             )
         blamed = _not_newer_than_lines(tokens, blamed, lines.result())
-    with TokenHistory(repository, path, lexer, directory):  # the directory's lock
-        _write_result(directory, key, tokens, blamed)
+    _write_result(directory, key, tokens, blamed)  # atomic: no lock needed
     _prune(settings.data_dir / "tokens", keep=directory)
     return tokens, blamed
 
@@ -534,27 +552,3 @@ def _pieces(token: Token) -> list[tuple[int, int, int]]:
 def _span(current: tuple[int, int, int, str], lines: Sequence[str]) -> Span:
     line, start, end, sha = current
     return Span(line=line, column=start + 1, text=lines[line - 1][start:end], sha=sha)
-
-
-def _info(sha: str, commit: BlameCommit) -> CommitInfo:
-    return CommitInfo(
-        sha=sha,
-        subject=commit.summary,
-        author=commit.author,
-        author_date=commit.author_date,
-        commit_date=commit.commit_date,
-        files=(),
-    )
-
-
-def _commit_facts(repository: Repo, shas: Sequence[str]) -> dict[str, BlameCommit]:
-    found: dict[str, BlameCommit] = {}
-    for commit in repository.commits(list(shas), diffs=False):
-        found[commit.sha] = BlameCommit(
-            sha=commit.sha,
-            summary=commit.subject,
-            author=commit.author,
-            author_date=commit.author_date,
-            commit_date=commit.commit_date,
-        )
-    return found

@@ -342,7 +342,7 @@ class Repo:
         if kind.stdout.strip() != b"blob":
             raise UsageError(f"{path} is a directory in {where}: blame takes a file")
         data = self._check(["cat-file", "blob", "--end-of-options", name], revs=())
-        if b"\0" in data[:_BINARY_PROBE]:
+        if looks_binary(data):
             raise UsageError(f"{path} is a binary file in {where}: it has no lines")
         return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
@@ -441,6 +441,16 @@ class Repo:
 
 _IGNORE_REVS = ".git-blame-ignore-revs"
 _BINARY_PROBE = 8000  # bytes git looks at to call a file binary
+
+
+def looks_binary(data: bytes | str) -> bool:
+    """Whether git would call this file binary: a NUL among its first 8,000 bytes
+    (characters, for text already decoded)."""
+    if isinstance(data, str):
+        return "\0" in data[:_BINARY_PROBE]
+    return b"\0" in data[:_BINARY_PROBE]
+
+
 UNCOMMITTED = "0" * 40
 
 

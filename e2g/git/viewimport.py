@@ -18,7 +18,7 @@ from e2g import faults
 from e2g.errors import RepoError
 from e2g.git.filehistory import Revision
 from e2g.git.objects import ObjectReader
-from e2g.git.repo import FULL_SHA, Repo
+from e2g.git.repo import FULL_SHA, Repo, looks_binary
 from e2g.tokens.lex import Lexer
 
 VIEW_PATH = "t"  # the one file of every revision of the throwaway history
@@ -149,6 +149,6 @@ def _blob_text(blobs: ObjectReader, blob: str) -> str:
     if found is None:
         raise RepoError(f"git cat-file could not read blob {blob}")
     data, size = found
-    if size > MAX_BLOB or b"\0" in data[:8000]:
+    if size > MAX_BLOB or looks_binary(data):
         return ""
     return data.decode("utf-8", "replace")
