@@ -374,23 +374,14 @@ def _blame_parts(git_dir: Path, arguments: Sequence[str], tokens: int) -> bytes:
     if tokens <= SPLIT_TOKENS:
         return _git(git_dir, [*arguments, "--", VIEW_PATH])
     half = tokens // 2
-    ranges = (f"-L1,{half}", f"-L{half + 1},{tokens}")
-    processes = [
-        subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", *arguments, part, "--", VIEW_PATH],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for part in ranges
-    ]
-    outputs = [process.communicate() for process in processes]
-    for process, (_, said) in zip(processes, outputs, strict=True):
-        if process.returncode != 0:
-            detail = said.decode("utf-8", "replace").strip().splitlines()
-            raise RepoError(
-                f"git blame failed in the token history: {detail[-1] if detail else process.returncode}"
-            )
-    return b"".join(output for output, _ in outputs)
+    parts = _git_at_once(
+        git_dir,
+        [
+            [*arguments, part, "--", VIEW_PATH]
+            for part in (f"-L1,{half}", f"-L{half + 1},{tokens}")
+        ],
+    )
+    return b"".join(parts)
 
 
 def _windows(lines: Iterable[int], *, context: int = WINDOW) -> list[str]:
@@ -419,15 +410,31 @@ def _lock(path: Path, name: str) -> int:
 
 def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:
     """git in the throwaway repository, whose objects are all ours."""
+    return _git_at_once(git_dir, [arguments])[0]
+
+
+def _git_at_once(
+    git_dir: Path | None, commands: Sequence[Sequence[str]]
+) -> list[bytes]:
+    """Several gits in the throwaway repository at once; each one's output."""
     where = [f"--git-dir={git_dir}"] if git_dir is not None else []
-    command = ["git", *where, "-c", "core.quotePath=true", *arguments]
     try:
-        result = subprocess.run(command, capture_output=True, check=False)
+        processes = [
+            subprocess.Popen(
+                ["git", *where, "-c", "core.quotePath=true", *arguments],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for arguments in commands
+        ]
     except FileNotFoundError as error:
         raise RepoError("git not found on PATH") from error
-    if result.returncode != 0:
-        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RepoError(
-            f"git {arguments[0]} failed in the token history: {detail[-1] if detail else result.returncode}"
-        )
-    return result.stdout
+    outputs = [process.communicate() for process in processes]
+    for arguments, process, (_, said) in zip(commands, processes, outputs, strict=True):
+        if process.returncode != 0:
+            detail = said.decode("utf-8", "replace").strip().splitlines()
+            name = next(word for word in arguments if not word.startswith("-"))
+            raise RepoError(
+                f"git {name} failed in the token history: {detail[-1] if detail else process.returncode}"
+            )
+    return [output for output, _ in outputs]
