@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from graphlib import TopologicalSorter
 
 from e2g.errors import UsageError
 from e2g.git.repo import FULL_SHA, Repo
@@ -186,22 +187,8 @@ def _source(repo: Repo, added: Revision) -> str | None:
 
 def _parents_first(revisions: dict[str, Revision]) -> list[Revision]:
     """The revisions in an order where every parent comes before its children."""
-    ordered: list[Revision] = []
-    done: set[str] = set()
-    for sha in revisions:
-        stack = [(sha, False)]
-        while stack:
-            current, expanded = stack.pop()
-            if current in done or current not in revisions:
-                continue
-            if expanded:
-                done.add(current)
-                ordered.append(revisions[current])
-                continue
-            stack.append((current, True))
-            stack += [
-                (parent, False)
-                for parent in revisions[current].parents
-                if parent not in done
-            ]
-    return ordered
+    graph = {
+        key: [parent for parent in revision.parents if parent in revisions]
+        for key, revision in revisions.items()
+    }
+    return [revisions[key] for key in TopologicalSorter(graph).static_order()]
