@@ -27,25 +27,12 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from tests.ingest.test_public_inbox import run_git as _git
+
 _SHORT = re.compile(r"^/([^/]+)/(\d+)(/.*)$")
 _GIT_PATH = re.compile(r"/(info/refs|git-upload-pack|HEAD|objects/.*)$")
 
 StartResponse = Callable[..., Any]
-
-
-def _git(git_dir: Path, *args: str, data: bytes = b"", when: int = 0) -> str:
-    stamp = f"{1_600_000_000 + when} +0000"
-    env = os.environ | {
-        "GIT_AUTHOR_NAME": "Inbox",
-        "GIT_AUTHOR_EMAIL": "inbox@example.org",
-        "GIT_COMMITTER_NAME": "Inbox",
-        "GIT_COMMITTER_EMAIL": "inbox@example.org",
-        "GIT_AUTHOR_DATE": stamp,
-        "GIT_COMMITTER_DATE": stamp,
-    }
-    command = ["git", f"--git-dir={git_dir}", "-c", "commit.gpgsign=false", *args]
-    done = subprocess.run(command, input=data, capture_output=True, check=True, env=env)
-    return done.stdout.decode().strip()
 
 
 def mail(list_name: str, number: int) -> bytes:
