@@ -6,6 +6,7 @@ and on a token page, clicks a token and reads its commit's review in the panel."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -36,6 +37,33 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through playwright, closed after; the test skips
+    where either is missing."""
+    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
+        pytest.skip("chromium is not installed at /usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def keep_errors(page: Any, problems: list[str]) -> None:
+    """Collect the page's console errors (a refused script or style shows there)."""
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(message.text) if message.type == "error" else None
+        ),
+    )
 
 
 def free_port() -> int:
@@ -114,59 +142,45 @@ def check_thread_tree(page: Any) -> None:
 
 
 def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
-    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
-        pytest.skip("chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
     _, _, demo = sample
     problems: list[str] = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=ARGS, headless=True
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        keep_errors(page, problems)
+        page.goto(server + "/")
+        box = page.locator("form.box.big input[name=q]")
+        box.fill(demo[:12])  # the abbreviated id, as people paste it
+        box.press("Enter")
+        page.wait_for_url(f"**/commit/{demo[:12]}")
+        assert demo in page.locator("code.sha").inner_text()
+        check_commit_content(page)
+        page.screenshot(path=str(tmp_path / "commit-desktop.png"), full_page=True)
+        posting = page.locator("a.thread-link").first
+        subject = posting.inner_text()
+        posting.click()
+        page.wait_for_url("**/thread/**")
+        focused = page.locator("article.focus")
+        assert focused.count() == 1
+        assert focused.locator(".subject").inner_text() == subject
+        check_thread_tree(page)
+        page.screenshot(path=str(tmp_path / "thread-desktop.png"), full_page=True)
+        phone = browser.new_page(
+            viewport={"width": 390, "height": 844},
+            device_scale_factor=2,
+            is_mobile=True,
         )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on(
-                "console",
-                lambda message: (
-                    problems.append(message.text) if message.type == "error" else None
-                ),
-            )
-            page.goto(server + "/")
-            box = page.locator("form.box.big input[name=q]")
-            box.fill(demo[:12])  # the abbreviated id, as people paste it
-            box.press("Enter")
-            page.wait_for_url(f"**/commit/{demo[:12]}")
-            assert demo in page.locator("code.sha").inner_text()
-            check_commit_content(page)
-            page.screenshot(path=str(tmp_path / "commit-desktop.png"), full_page=True)
-            posting = page.locator("a.thread-link").first
-            subject = posting.inner_text()
-            posting.click()
-            page.wait_for_url("**/thread/**")
-            focused = page.locator("article.focus")
-            assert focused.count() == 1
-            assert focused.locator(".subject").inner_text() == subject
-            check_thread_tree(page)
-            page.screenshot(path=str(tmp_path / "thread-desktop.png"), full_page=True)
-            phone = browser.new_page(
-                viewport={"width": 390, "height": 844},
-                device_scale_factor=2,
-                is_mobile=True,
-            )
-            phone.goto(server + f"/commit/{demo}")
-            check_commit_content(phone)
-            # on a phone the postings start on the first screen
-            top = phone.locator("a.thread-link").first.bounding_box()
-            assert top is not None and top["y"] < 844, top
-            phone.screenshot(path=str(tmp_path / "commit-phone.png"), full_page=True)
-            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
-            phone.goto(page.url)
-            check_thread_tree(phone)
-            phone.screenshot(path=str(tmp_path / "thread-phone.png"), full_page=True)
-            width = phone.evaluate("document.documentElement.scrollWidth")
-            assert width <= 390, "the phone page scrolls sideways"
-        finally:
-            browser.close()
+        phone.goto(server + f"/commit/{demo}")
+        check_commit_content(phone)
+        # on a phone the postings start on the first screen
+        top = phone.locator("a.thread-link").first.bounding_box()
+        assert top is not None and top["y"] < 844, top
+        phone.screenshot(path=str(tmp_path / "commit-phone.png"), full_page=True)
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        phone.goto(page.url)
+        check_thread_tree(phone)
+        phone.screenshot(path=str(tmp_path / "thread-phone.png"), full_page=True)
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, "the phone page scrolls sideways"
     assert not [text for text in problems if "Content Security Policy" in text], (
         problems
     )
@@ -177,39 +191,30 @@ def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
 def test_blame_run_to_commit_to_applied_banner(server: str, sample, tmp_path: Path):
     """From a line of code to its review and back: blame, click the run, land on the
     commit, follow its posting, and the thread says which commit applied it."""
-    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
-        pytest.skip("chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
     _, _, demo = sample
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=ARGS, headless=True
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(server + "/blame/HEAD/net/frob_stats.c")
-            runs = page.locator(f'td.gutter a[href="/commit/{demo}"]')
-            assert runs.count() >= 1, "the demo commit wrote runs of frob_stats.c"
-            run = runs.first
-            link = page.locator(f'a[href="/commit/{demo}"]')
-            gutter = page.locator("td.gutter", has=link).first
-            cell = gutter.locator(".review").inner_text()
-            assert "frob-devel" in cell, cell  # the review cell names its list
-            assert "not matched" not in cell and "no review" not in cell, cell
-            page.screenshot(path=str(tmp_path / "blame-desktop.png"), full_page=True)
-            run.click()
-            page.wait_for_url(f"**/commit/{demo}")
-            assert demo in page.locator("code.sha").inner_text()
-            page.locator("a.thread-link").first.click()
-            page.wait_for_url("**/thread/**")
-            banner = page.locator("section.applied")
-            assert banner.count() == 1
-            text = banner.inner_text()
-            assert "Applied" in text, text
-            assert banner.locator(f'a[href="/commit/{demo}"]').count() >= 1, text
-            page.screenshot(path=str(tmp_path / "applied-desktop.png"), full_page=True)
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server + "/blame/HEAD/net/frob_stats.c")
+        runs = page.locator(f'td.gutter a[href="/commit/{demo}"]')
+        assert runs.count() >= 1, "the demo commit wrote runs of frob_stats.c"
+        run = runs.first
+        link = page.locator(f'a[href="/commit/{demo}"]')
+        gutter = page.locator("td.gutter", has=link).first
+        cell = gutter.locator(".review").inner_text()
+        assert "frob-devel" in cell, cell  # the review cell names its list
+        assert "not matched" not in cell and "no review" not in cell, cell
+        page.screenshot(path=str(tmp_path / "blame-desktop.png"), full_page=True)
+        run.click()
+        page.wait_for_url(f"**/commit/{demo}")
+        assert demo in page.locator("code.sha").inner_text()
+        page.locator("a.thread-link").first.click()
+        page.wait_for_url("**/thread/**")
+        banner = page.locator("section.applied")
+        assert banner.count() == 1
+        text = banner.inner_text()
+        assert "Applied" in text, text
+        assert banner.locator(f'a[href="/commit/{demo}"]').count() >= 1, text
+        page.screenshot(path=str(tmp_path / "applied-desktop.png"), full_page=True)
     assert (tmp_path / "blame-desktop.png").stat().st_size > 5_000
 
 
@@ -232,55 +237,41 @@ def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_token_click_opens_its_commit_and_review(token_server: str, tmp_path: Path):
     """Token blame finds the commit that changed one operator of a line another
     commit wrote; a click on it (or Enter) opens that commit's review in the panel."""
-    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
-        pytest.skip("chromium is not installed at /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
     problems: list[str] = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=ARGS, headless=True
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        keep_errors(page, problems)
+        page.goto(token_server + "/tokens/HEAD/drivers/frob/frob.c")
+        token = page.locator(f'#L23 .t[data-commit="{READ_EOF}"]')
+        assert token.count() == 1
+        assert token.inner_text() == ">="
+        assert READ_EOF_SUBJECT in (token.get_attribute("title") or "")
+        # the rest of the line is an older commit's
+        older = page.locator("#L23 .t").first
+        assert older.get_attribute("data-commit") != READ_EOF
+        panel = page.locator("#token-panel")
+        assert panel.is_hidden()
+        token.click()
+        panel.wait_for(state="visible")
+        text = panel.inner_text()
+        assert READ_EOF in text and READ_EOF_SUBJECT in text, text
+        assert "Linh Tran" in text, text
+        thread = panel.locator(
+            f'a.thread-link[href="/thread/{READ_EOF_POSTING}#focus"]'
         )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on(
-                "console",
-                lambda message: (
-                    problems.append(message.text) if message.type == "error" else None
-                ),
-            )
-            page.goto(token_server + "/tokens/HEAD/drivers/frob/frob.c")
-            token = page.locator(f'#L23 .t[data-commit="{READ_EOF}"]')
-            assert token.count() == 1
-            assert token.inner_text() == ">="
-            assert READ_EOF_SUBJECT in (token.get_attribute("title") or "")
-            # the rest of the line is an older commit's
-            older = page.locator("#L23 .t").first
-            assert older.get_attribute("data-commit") != READ_EOF
-            panel = page.locator("#token-panel")
-            assert panel.is_hidden()
-            token.click()
-            panel.wait_for(state="visible")
-            text = panel.inner_text()
-            assert READ_EOF in text and READ_EOF_SUBJECT in text, text
-            assert "Linh Tran" in text, text
-            thread = panel.locator(
-                f'a.thread-link[href="/thread/{READ_EOF_POSTING}#focus"]'
-            )
-            assert thread.count() == 1, text
-            assert panel.locator(f'a[href="/commit/{READ_EOF}"]').count() >= 1
-            page.screenshot(path=str(tmp_path / "tokens-desktop.png"), full_page=True)
-            page.keyboard.press("Escape")
-            panel.wait_for(state="hidden")
-            older.focus()
-            page.keyboard.press("Enter")
-            panel.wait_for(state="visible")
-            assert READ_EOF_SUBJECT not in panel.inner_text()
-            token.click()
-            assert READ_EOF_SUBJECT in panel.inner_text()
-            thread.click()
-            page.wait_for_url("**/thread/**")
-            assert page.locator("article.focus").count() == 1
-        finally:
-            browser.close()
+        assert thread.count() == 1, text
+        assert panel.locator(f'a[href="/commit/{READ_EOF}"]').count() >= 1
+        page.screenshot(path=str(tmp_path / "tokens-desktop.png"), full_page=True)
+        page.keyboard.press("Escape")
+        panel.wait_for(state="hidden")
+        older.focus()
+        page.keyboard.press("Enter")
+        panel.wait_for(state="visible")
+        assert READ_EOF_SUBJECT not in panel.inner_text()
+        token.click()
+        assert READ_EOF_SUBJECT in panel.inner_text()
+        thread.click()
+        page.wait_for_url("**/thread/**")
+        assert page.locator("article.focus").count() == 1
     assert not problems, problems
     assert (tmp_path / "tokens-desktop.png").stat().st_size > 5_000
