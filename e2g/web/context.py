@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 import jinja2
 from fastapi import Query, Request
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from e2g.api.review import CommitText, PostingReview
     from e2g.api.tokens import Span, TokenResult
 
+Result = TypeVar("Result")  # what a cached page is made from
 CACHE_ENTRIES = 512
 STATS_SECONDS = 60  # stats read the whole repo: recompute at most once a minute
 
@@ -262,11 +263,7 @@ def blame_result(
     def compute() -> BlameResult:
         return links.blame(context.settings, path, rev, repo=context.repo, page=page)
 
-    if not is_full_sha(rev):
-        return compute()
-    found = context.cached(("blame", rev, path, page), compute)
-    assert isinstance(found, BlameResult)
-    return found
+    return _by_full_sha(context, ("blame", rev, path, page), compute, BlameResult)
 
 
 def token_result(
@@ -279,10 +276,21 @@ def token_result(
     def compute() -> TokenResult:
         return links.tokens(context.settings, path, rev, repo=context.repo, page=page)
 
-    if not is_full_sha(rev):
+    return _by_full_sha(context, ("tokens", rev, path, page), compute, TokenResult)
+
+
+def _by_full_sha(
+    context: WebContext,
+    key: tuple[str, str, str, int | None],
+    compute: Callable[[], Result],
+    kind: type[Result],
+) -> Result:
+    """`compute()`, cached under `key` while the store is unchanged when `key`
+    names its revision by full sha (a branch name moves: not cached)."""
+    if not is_full_sha(key[1]):
         return compute()
-    found = context.cached(("tokens", rev, path, page), compute)
-    assert isinstance(found, TokenResult)
+    found = context.cached(key, compute)
+    assert isinstance(found, kind)
     return found
 
 
