@@ -538,8 +538,6 @@ def _spans(
 def _pieces(token: Token) -> list[tuple[int, int, int]]:
     """(line, start, end) of each line of a token, columns from 0, end excluded."""
     parts = token.lines
-    if len(parts) == 1:
-        return [(token.line, token.column - 1, token.column - 1 + len(parts[0]))]
     found = [(token.line, token.column - 1, token.column - 1 + len(parts[0]))]
     for offset, part in enumerate(parts[1:], start=1):
         stripped = part.lstrip()
