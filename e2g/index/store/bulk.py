@@ -3,7 +3,7 @@ and every message in order (for `e2g reindex`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 from e2g.index.db import file_pages, read_meta
@@ -27,6 +27,29 @@ class BulkReads(StoreBase):
         if low is None:
             return None
         return datetime.fromtimestamp(low, UTC), datetime.fromtimestamp(high, UTC)
+
+    def list_dates(self, lists: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
+        """The first and last message dates of each of `lists` that holds a dated
+        message: walked from either end of the date index to the first message seen
+        on the list (a list with much mail answers at once; the GROUP BY of every
+        sighting took 0.4 s on git's history scale)."""
+        found: dict[str, tuple[datetime, datetime]] = {}
+        for name in lists:
+            ends = [
+                self._connection.execute(
+                    "SELECT m.date FROM messages m WHERE m.date IS NOT NULL AND "
+                    "EXISTS (SELECT 1 FROM sightings s WHERE s.seq = m.seq AND "
+                    f"s.list = ?) ORDER BY m.date {order} LIMIT 1",
+                    (name,),
+                ).fetchone()
+                for order in ("ASC", "DESC")
+            ]
+            if ends[0] is not None and ends[1] is not None:
+                found[name] = (
+                    datetime.fromtimestamp(ends[0][0], UTC),
+                    datetime.fromtimestamp(ends[1][0], UTC),
+                )
+        return found
 
     def max_seq(self) -> int:
         return int(

@@ -103,9 +103,11 @@ class LinkReads(StoreBase):
                 method,
                 score,
                 patch,
+                authored,
+                committed,
             ) in self._connection.execute(
                 "SELECT sha, subject, author_name, author_email, files, status, "
-                "method, score, patch_id FROM commits "
+                "method, score, patch_id, author_date, commit_date FROM commits "
                 f"WHERE repo = ? AND sha IN ({marks})",
                 (repo, *chunk),
             ):
@@ -118,8 +120,23 @@ class LinkReads(StoreBase):
                     method=method,
                     score=score,
                     patch_id=patch,
+                    author_date=datetime.fromtimestamp(int(authored), UTC),
+                    commit_date=datetime.fromtimestamp(int(committed), UTC),
                 )
         return found
+
+    def lists_of_repo(self, repo: str) -> list[str]:
+        """The lists the postings linked to any commit of `repo` were seen on (one
+        pass over the repository's links)."""
+        return [
+            str(name)
+            for (name,) in self._connection.execute(
+                "SELECT DISTINCT s.list FROM links l "
+                "JOIN messages m ON m.message_id = l.message_id "
+                "JOIN sightings s ON s.seq = m.seq WHERE l.repo = ? ORDER BY 1",
+                (repo,),
+            )
+        ]
 
     def threads_links(
         self, roots: Sequence[str], *, limit: int = 5000

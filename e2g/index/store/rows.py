@@ -68,6 +68,8 @@ class AuditRow:
     method: str | None  # how the applied posting was found
     score: float | None
     patch_id: str | None  # the commit's own; None when match read no diff
+    author_date: datetime
+    commit_date: datetime
 
 
 @dataclass(frozen=True, slots=True)
