@@ -46,7 +46,10 @@ class World:
             (self.repo / f"{name}.c").write_text(
                 "".join(f"int {name}{n} = {n};\n" for n in range(LINES))
             )
-        self.commit("initial import", author=MAINT, days=-60, add_all=True)
+        # Written before the archive's first mail: the archive cannot say.
+        self.shas["initial"] = self.commit(
+            "initial import", author=MAINT, days=-60, add_all=True
+        )
 
     # -- git ------------------------------------------------------------------------
 
@@ -125,6 +128,20 @@ class World:
             + diff
         )
         return self._send(f"[{tag}] {subject}", body, sender, message_id, None)
+
+    def announce(self, *, days: int, list_id: str | None = None) -> None:
+        """A mail that is no patch, dated `days` after COMMIT_DATE: the archive's
+        last (or, on another list, one that must not widen this list's dates)."""
+        self.clock += 1
+        self.mails.append(
+            mail(
+                self.clock,
+                subject=f"news of day {days}",
+                message_id=f"news{days}@x",
+                date=COMMIT_DATE + timedelta(days=days),
+                **({"list_id": list_id} if list_id else {}),
+            )
+        )
 
     def reply(self, to: str, body: str, *, sender: str = BOB, message_id: str) -> str:
         return self._send("Re: patch", body, sender, message_id, to)
@@ -262,6 +279,15 @@ def build(root: Path) -> tuple[config.Settings, Path, dict[str, str]]:  # noqa: 
     shas["revert"] = git(world.repo, "rev-parse", "HEAD").strip()
     (world.repo / "VERSION").write_text("1.2.3\n")
     shas["release"] = world.commit("v1.2.3", author=MAINT, days=2, add_all=True)
+
+    # The list's last mail comes 30 days after the commits, so they are inside its
+    # dates; another list's mail, years before and after, is not this repository's
+    # archive. A commit written after the last mail: the archive cannot say.
+    world.announce(days=30)
+    world.announce(days=-3650, list_id="other.lists.example.org")
+    world.announce(days=1500, list_id="other.lists.example.org")
+    world.edit("k.c", 4, "int k4 = 44;")
+    shas["postdates"] = world.commit("k: set k4", days=45)
 
     mbox = root / "list.mbox"
     mbox.write_bytes(b"".join(world.mails))

@@ -6,17 +6,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from e2g import config, errors
-from e2g.api.audit import AuditOptions, CommitAudit, Verdict, audit
-from e2g.api.audit.facts import People, Sources, read_facts
-from e2g.api.audit.verdicts import Rules, decide, exempt_reason
+from e2g.api.audit import ArchiveWindow, AuditOptions, CommitAudit, Verdict, audit
+from e2g.api.audit.facts import People, Sources, archive_window, read_facts
+from e2g.api.audit.verdicts import Rules, decide, exempt_reason, outside_reason
 from e2g.api.core import open_store
 from e2g.api.link import repo_key
 from e2g.git.repo import Repo
+from e2g.index.store import AuditRow
 from e2g.mail.interdiff import hunks
 from e2g.mail.review import (
     comments_on_patch,
@@ -24,9 +26,10 @@ from e2g.mail.review import (
     has_changelog,
     maintainer_notes,
 )
+from e2g.model import Address
 from e2g.render.audit import audit_json, audit_sarif, audit_summary_json
-from tests.audit_world import build
-from tests.conftest import clone, git
+from tests.audit_world import COMMIT_DATE, build
+from tests.conftest import BASE_DATE, clone, git
 
 IDENTITY = {
     **os.environ,
@@ -47,6 +50,8 @@ VERDICTS = {
     "earlier": Verdict.EARLIER,
     "unreviewed": Verdict.UNREVIEWED,
     "not-posted": Verdict.NOT_POSTED,
+    "initial": Verdict.OUTSIDE,
+    "postdates": Verdict.OUTSIDE,
     "revert": Verdict.EXEMPT,
     "release": Verdict.EXEMPT,
 }
@@ -189,6 +194,68 @@ def test_earlier_version_reviewed_names_the_changelog_of_the_later_one(audits):
     assert {change.kind for change in found.delta.changes} == {"added", "dropped"}
 
 
+def test_outside_the_archive_says_which_end_and_its_dates(audits):
+    assert audits["initial"].evidence == (
+        "no posting found; written 2021-01-09, before the archive's first mail "
+        "(2021-03-01)"
+    )
+    assert audits["postdates"].evidence == (
+        "no posting found; committed 2021-04-24, after the archive's last mail "
+        "(2021-04-09)"
+    )
+    assert audits["not-posted"].evidence == "no posting found"
+
+
+def test_the_archive_is_the_repositorys_lists_else_every_list(world):
+    """The other list's mail, years before and after, widens no window of a
+    repository whose postings were seen on frob-devel only; a repository with no
+    posting is judged against every list."""
+    settings, repo, _ = world
+    summary = audit(settings, repo=repo, options=AuditOptions(limit=1))
+    archive = summary.archive
+    assert archive is not None
+    assert archive.lists == ("frob-devel.lists.example.org",)
+    assert (archive.first, archive.last) == (
+        BASE_DATE + timedelta(minutes=1),
+        COMMIT_DATE + timedelta(days=30),
+    )
+    with open_store(settings) as store:
+        every = archive_window(store, "/no/such/repo")
+    assert every is not None
+    assert every.lists == ("frob-devel.lists.example.org", "other.lists.example.org")
+    assert (every.first, every.last) == (
+        COMMIT_DATE - timedelta(days=3650),
+        COMMIT_DATE + timedelta(days=1500),
+    )
+
+
+@pytest.mark.parametrize(
+    ("authored", "committed", "reason"),
+    [
+        (10, 20, ""),
+        (0, 30, ""),  # the archive's own first and last days
+        (-1, 20, "before the archive's first mail"),  # written before, committed in
+        (-5, -2, "before the archive's first mail"),
+        (10, 31, "after the archive's last mail"),  # written in, committed after
+        (40, 45, "after the archive's last mail"),
+        (25, -1, "before the archive's first mail"),  # a committer date behind
+    ],
+)
+def test_outside_reason(authored, committed, reason):
+    start = BASE_DATE
+    archive = ArchiveWindow(start, start + timedelta(days=30), ("l",))
+    row = AuditRow(
+        sha="0" * 40, subject="s", author=Address("A", "a@x"), files=(),
+        status="no-match", method=None, score=None, patch_id=None,
+        author_date=start + timedelta(days=authored),
+        commit_date=start + timedelta(days=committed),
+    )  # fmt: skip
+    found = outside_reason(row, archive)
+    assert (reason in found) if reason else found == ""
+    assert bool(found) is bool(reason)
+    assert outside_reason(row, None) == ""
+
+
 def test_exempt_from_the_config(world):
     settings, repo, shas = world
     exempting = dataclasses.replace(settings, audit_exempt=("^i: ",))
@@ -241,13 +308,14 @@ def test_summary_counts_coverage_and_tags(world):
     settings, repo, _ = world
     summary = audit(settings, repo=repo, options=AuditOptions(by="dir"))
     tally = summary.tally
-    assert tally.total == 13
-    assert tally.audited == 11
+    assert tally.total == 14
+    assert tally.audited == 10  # neither the 2 exempt nor the 2 outside the archive
     assert tally.counts[Verdict.REVIEWED] == 3
-    assert tally.strict == pytest.approx(3 / 11)
-    assert tally.lenient == pytest.approx(6 / 11)
+    assert tally.counts[Verdict.OUTSIDE] == 2
+    assert tally.strict == pytest.approx(3 / 10)
+    assert tally.lenient == pytest.approx(6 / 10)
     assert (summary.tags, summary.tags_backed) == (3, 2)
-    assert summary.groups["(top)"].total == 13
+    assert summary.groups["(top)"].total == 14
     assert summary.matched == 0  # the module's first audit matched them
 
 
@@ -287,7 +355,7 @@ def test_sarif_is_a_minimal_valid_log(world, audits):
         (location,) = result["locations"]
         (logical,) = location["logicalLocations"]
         assert re.fullmatch(r"[0-9a-f]{40}", logical["name"])
-    assert audit_summary_json(summary)["summary"]["commits"] == 13
+    assert audit_summary_json(summary)["summary"]["commits"] == 14
 
 
 # --- the pure rules -------------------------------------------------------------------
@@ -401,5 +469,5 @@ def test_the_benchmark_runs_and_its_verdicts_agree(world, audits, tmp_path, caps
     result = json.loads(capsys.readouterr().out)
     assert code == 0
     assert result["verdicts_agree"]
-    assert [run["commits"] for run in result["runs"]] == [13, 13]
+    assert [run["commits"] for run in result["runs"]] == [14, 14]
     assert result["counts"]["reviewed"] == 3

@@ -88,8 +88,17 @@ def render_summary(summary: AuditSummary) -> None:
     tally = summary.tally
     output.out()
     output.out(_tally_line(tally))
+    if summary.archive is not None:
+        archive = summary.archive
+        output.out(
+            f"archive: {archive.first:%Y-%m-%d} .. {archive.last:%Y-%m-%d} "
+            f"({', '.join(archive.lists)}): "
+            f"{output.count(tally.counts[Verdict.OUTSIDE], 'commit')} without a "
+            "posting outside its dates, which it cannot judge"
+        )
     output.out(
-        f"coverage of the {output.count(tally.audited, 'commit')} not exempt: strict "
+        f"coverage of the {output.count(tally.audited, 'commit')} neither exempt nor "
+        f"outside the archive: strict "
         f"{_percent(tally.strict)} (reviewed), lenient {_percent(tally.lenient)} "
         "(reviewed, trivial change or changed after review)"
         + (

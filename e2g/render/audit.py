@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from e2g.api.audit import AuditSummary, CommitAudit, Delta, Tally
+    from e2g.api.audit import ArchiveWindow, AuditSummary, CommitAudit, Delta, Tally
 
 
 def audit_json(audit: CommitAudit) -> dict[str, object]:
@@ -84,6 +84,7 @@ def tally_json(tally: Tally) -> dict[str, object]:
 
     return {
         "commits": tally.total,
+        "audited": tally.audited,
         "counts": {str(verdict): tally.counts[verdict] for verdict in Verdict},
         "strict_coverage": round(tally.strict, 4),
         "lenient_coverage": round(tally.lenient, 4),
@@ -99,10 +100,21 @@ def audit_summary_json(summary: AuditSummary) -> dict[str, object]:
             "tags_backed": summary.tags_backed,
             "matched": summary.matched,
             "strict": summary.strict,
+            "archive": None
+            if summary.archive is None
+            else archive_json(summary.archive),
             "by": summary.by or None,
             "groups": {key: tally_json(tally) for key, tally in summary.groups.items()},
             "elapsed": round(summary.elapsed, 3),
         }
+    }
+
+
+def archive_json(archive: ArchiveWindow) -> dict[str, object]:
+    return {
+        "first": archive.first.isoformat(),
+        "last": archive.last.isoformat(),
+        "lists": list(archive.lists),
     }
 
 
@@ -112,6 +124,7 @@ _SARIF_LEVELS = {
     "changed-after-review": "warning",
     "earlier-version-reviewed": "warning",
     "posted-unreviewed": "error",
+    "outside-archive": "note",  # the archive cannot judge it: a reader may look
     "not-posted": "error",
     "exempt": "none",
     "uncertain": "note",

@@ -119,6 +119,6 @@ def tag_class(verdict: str) -> str:
     """The badge's look: reviewed code is ok, what an auditor should read warns."""
     if verdict in ("reviewed", "reviewed-trivial-change"):
         return "ok"
-    if verdict in ("exempt", "uncertain"):
+    if verdict in ("exempt", "outside-archive", "uncertain"):
         return ""
     return "warn"

@@ -31,10 +31,16 @@ def test_one_line_per_commit_then_the_summary(world):
     unbacked = next(line for line in lines if line.startswith(shas["reviewed"][:12]))
     assert "1 tag with no mail behind: Reviewed-by Carol Tester" in unbacked
     assert (
-        "13 commits: 3 reviewed, 1 reviewed-trivial-change, 2 changed-after-review"
+        "14 commits: 3 reviewed, 1 reviewed-trivial-change, 2 changed-after-review"
         in result.stdout
     )
-    assert "strict 27.3% (reviewed), lenient 54.5%" in result.stdout
+    assert "2 outside-archive, 1 not-posted" in result.stdout
+    assert (
+        "archive: 2021-03-01 .. 2021-04-09 (frob-devel.lists.example.org): "
+        "2 commits without a posting outside its dates" in result.stdout
+    )
+    assert "coverage of the 10 commits neither exempt nor outside" in result.stdout
+    assert "strict 30.0% (reviewed), lenient 60.0%" in result.stdout
     assert "2 of 3 backed by a mail" in result.stdout
     assert any(line.startswith("mia@example.org ") for line in lines)
 
@@ -55,7 +61,11 @@ def test_json_lines_end_with_the_summary(world):
     *commits, last = objects
     assert set(last) == {"summary"}
     assert last["summary"]["counts"]["reviewed"] == 3
-    assert len(commits) == 13
+    assert last["summary"]["counts"]["outside-archive"] == 2
+    assert last["summary"]["audited"] == 10
+    assert last["summary"]["archive"]["lists"] == ["frob-devel.lists.example.org"]
+    assert last["summary"]["archive"]["first"].startswith("2021-03-01T12:01")
+    assert len(commits) == 14
     by_sha = {one["commit"]: one for one in commits}
     assert by_sha[shas["trivial"]]["verdict"] == "reviewed-trivial-change"
     assert by_sha[shas["changed"]]["delta"]["from_version"] == 2
@@ -71,7 +81,10 @@ def test_sarif_file_and_fail_on_exit_4(world, tmp_path):
     assert result.returncode == 4, result.stderr
     log = json.loads(sarif.read_text())
     assert log["version"] == "2.1.0"
-    assert len(log["runs"][0]["results"]) == 10
+    results = log["runs"][0]["results"]
+    assert len(results) == 11
+    outside = [one for one in results if one["ruleId"] == "outside-archive"]
+    assert [one["level"] for one in outside] == ["note", "note"]
     passing = e2g(data, "-q", "audit", "-C", str(repo), "--fail-on", "uncertain")
     assert passing.returncode == 0, passing.stderr
 

@@ -30,7 +30,9 @@ def test_audit_page_has_the_summary_and_a_row_per_commit(audited):
     client, shas = audited
     page = client.get("/audit")
     assert page.status_code == 200, page.text
-    assert "strict coverage <strong>27.3%</strong>" in page.text
+    assert "of the 10 neither exempt nor outside the archive" in page.text
+    assert "strict coverage <strong>30.0%</strong>" in page.text
+    assert "spans 2021-03-01 .. 2021-04-09" in page.text
     assert "3 of 4 review tags backed by a mail" not in page.text  # 2 of 3 here
     assert "2 of 3 review tags backed by a mail" in page.text
     for sha in shas.values():
@@ -48,6 +50,16 @@ def test_verdicts_filter_the_table(audited):
     assert f'href="/commit/{shas["maintainer-edit"]}"' in page.text
     assert f'href="/commit/{shas["reviewed"]}"' not in page.text
     assert "<strong>changed-after-review</strong>" in page.text
+
+
+def test_outside_archive_is_a_filter_with_a_neutral_badge(audited):
+    client, shas = audited
+    page = client.get("/audit", params={"verdict": "outside-archive"})
+    assert page.status_code == 200
+    assert "<strong>outside-archive</strong>" in page.text
+    assert f'href="/commit/{shas["postdates"]}"' in page.text
+    assert f'href="/commit/{shas["not-posted"]}"' not in page.text
+    assert '<span class="tag ">outside-archive</span>' in page.text
 
 
 def test_api_gives_audit_json_lines_as_one_object(audited):

@@ -6,6 +6,7 @@ backs, `delta` how the landed code differs from the reviewed, `model` the answer
 """
 
 from e2g.api.audit.model import (
+    ArchiveWindow,
     AuditSummary,
     CommitAudit,
     Delta,
@@ -18,6 +19,7 @@ from e2g.api.audit.model import (
 from e2g.api.audit.run import AuditOptions, audit
 
 __all__ = [
+    "ArchiveWindow",
     "AuditOptions",
     "AuditSummary",
     "CommitAudit",

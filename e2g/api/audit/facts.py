@@ -1,6 +1,7 @@
 """The stored facts behind an audit, read for many commits per query.
 
-For a chunk of commits (a thousand at a time): what `e2g match` stored of each
+The archive's dates, once per audit (`archive_window`). For a chunk of commits (a
+thousand at a time): what `e2g match` stored of each
 (its row, with the commit's patch-id, and its links), the linked messages, the
 threads they are in (one query per 500 threads), and the review trailers of every
 reply below each posting (one query per 500 replies). Nothing here decides a
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from e2g.api.audit.model import ArchiveWindow
 from e2g.git.commits import CommitMessage
 from e2g.git.repo import Repo
 from e2g.index.store import AuditRow, Store, StoredLink, ThreadRow
@@ -129,6 +131,22 @@ def read_facts(
         )
         for commit in commits
     ]
+
+
+def archive_window(store: Store, repo: str) -> ArchiveWindow | None:
+    """The dates of the archive an audit of `repo` judges against: its lists' (those
+    its postings were seen on; with one list in the store, that one), else every
+    list's; None when no list holds dated mail."""
+    lists = store.list_names()
+    own = store.lists_of_repo(repo) if len(lists) > 1 else []
+    dates = store.list_dates(own) or store.list_dates(lists)
+    if not dates:
+        return None
+    return ArchiveWindow(
+        first=min(first for first, _ in dates.values()),
+        last=max(last for _, last in dates.values()),
+        lists=tuple(sorted(dates)),
+    )
 
 
 def _replies(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 from e2g.mail.interdiff import Change
@@ -21,6 +22,7 @@ class Verdict(StrEnum):
     CHANGED = "changed-after-review"
     EARLIER = "earlier-version-reviewed"
     UNREVIEWED = "posted-unreviewed"
+    OUTSIDE = "outside-archive"
     NOT_POSTED = "not-posted"
     EXEMPT = "exempt"
     UNCERTAIN = "uncertain"
@@ -36,6 +38,8 @@ MEANINGS = {
     Verdict.EARLIER: "an earlier version got review; the applied code is mostly new "
     "since, or could not be compared",
     Verdict.UNREVIEWED: "posted, but nobody other than its author answered with review",
+    Verdict.OUTSIDE: "no posting found, and the archive does not span the time it "
+    "was written and committed: it cannot say whether it was posted",
     Verdict.NOT_POSTED: "no posting found (committed off-list)",
     Verdict.EXEMPT: "a revert, a version bump, or a subject the config exempts",
     Verdict.UNCERTAIN: "matched with low confidence, or not matched yet",
@@ -43,6 +47,21 @@ MEANINGS = {
 
 # Lenient coverage: the code that landed was reviewed, maybe not to the last line.
 LENIENT = frozenset({Verdict.REVIEWED, Verdict.TRIVIAL, Verdict.CHANGED})
+# Not in coverage's denominator: commits that need no review, and commits the
+# archive cannot judge (counting those as unreviewed would measure how far back
+# the archive reaches, not how the project reviews).
+UNJUDGED = frozenset({Verdict.EXEMPT, Verdict.OUTSIDE})
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveWindow:
+    """The dates the archive behind an audit spans: from the first to the last
+    mail of the lists the repository's postings were seen on (of every list in
+    the store when none was)."""
+
+    first: datetime
+    last: datetime
+    lists: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +142,9 @@ class Tally:
 
     @property
     def audited(self) -> int:
-        """The commits coverage is over: exempt ones are not."""
-        return self.total - self.counts[Verdict.EXEMPT]
+        """The commits coverage is over: not exempt ones, nor those outside the
+        archive."""
+        return self.total - sum(self.counts[verdict] for verdict in UNJUDGED)
 
     @property
     def strict(self) -> float:
@@ -145,6 +165,7 @@ class AuditSummary:
     tags_backed: int = 0
     matched: int = 0  # commits `e2g match` had not answered, matched first
     strict: bool = False
+    archive: ArchiveWindow | None = None  # None: the store holds no dated mail
     elapsed: float = 0.0
 
     def add(self, audit: CommitAudit) -> None:

@@ -1,10 +1,11 @@
 """`e2g audit`: was the code that landed the code that was reviewed?
 
 A reading of stored facts, not a new matcher: first `e2g match` stores what it has
-not answered yet (unless the caller only reads, as the web does), then one streaming
-`git log` lists the range's commits with their committers and messages, and each
-chunk of them is judged from the store (`facts.read_facts`, many commits per
-query; e2g.api.audit.judge), in worker processes when there is more than one
+not answered yet (unless the caller only reads, as the web does), then the
+archive's dates are read (what a commit with no posting is judged against), one
+streaming `git log` lists the range's commits with their committers and messages,
+and each chunk of them is judged from the store (`facts.read_facts`, many commits
+per query; e2g.api.audit.judge), in worker processes when there is more than one
 chunk. Git is read again only for commits whose code no posting carries and whose
 verdict compares versions (or that an older e2g matched without keeping their
 patch-id), through one commit reader per process.
@@ -20,10 +21,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from e2g.api.audit.facts import CHUNK
+from e2g.api.audit.facts import CHUNK, archive_window
 from e2g.api.audit.judge import Job, Judge, judge_chunk, start
 from e2g.api.audit.model import AuditSummary, CommitAudit
 from e2g.api.audit.verdicts import Rules
+from e2g.api.core import open_store
 from e2g.api.link import Matched, MatchSummary, match, match_commits, repo_key
 from e2g.config import Settings
 from e2g.errors import UsageError
@@ -60,9 +62,12 @@ def audit(
     summary = AuditSummary(by=options.by, strict=options.strict)
     if options.match_first:
         summary.matched = _match(settings, repo, options, on_match)
+    with open_store(settings) as store:
+        summary.archive = archive_window(store, repo_key(repository))
     rules = Rules(
         strict=options.strict,
         exempt=_patterns((*settings.audit_exempt, *options.exempt)),
+        archive=summary.archive,
     )
     for verdict in _verdicts(settings, repository, options, rules):
         summary.add(verdict)

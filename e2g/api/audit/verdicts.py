@@ -4,8 +4,20 @@ The one home of the audit's rules (issue 27), strictest first:
 
 - exempt: a revert, a version bump (`Linux 6.1`, `Git 2.39`, `v1.2.3`, changing only
   version files), or a subject the config's `[audit] exempt` patterns match;
-- not-posted: no posting was found; uncertain: the applied posting was found by a
-  fuzzy rule with a low score and carries other code (say so rather than guess);
+- outside-archive: no posting was found, and the archive does not span the time
+  the commit could have been posted: a posting comes after the patch was written
+  (its author date; `git am` makes that the posting's own date) and before it was
+  committed, so the archive can say "never posted" only when its first mail is no
+  later than the earlier of the commit's two dates and its last mail no earlier
+  than the later. The archive is that of the lists the repository's postings were
+  seen on (a store may hold other projects' lists, older or newer), or the whole
+  store's when none was. A verdict of its own, not not-posted: an archive that
+  begins in the middle of a project's history would otherwise call every older
+  commit off-list. Coverage leaves these out of its denominator, as the exempt
+  (the summary counts them and names the archive's dates);
+- not-posted: no posting was found, in an archive that spans the commit's dates;
+- uncertain: the applied posting was found by a fuzzy rule with a low score and
+  carries other code (say so rather than guess);
 - reviewed: a version with the commit's own patch-id (git patch-id: whitespace and
   line numbers aside, the same code) was reviewed by someone other than its author;
 - otherwise the last reviewed version is compared with the code that landed:
@@ -36,6 +48,7 @@ from e2g.api.audit.delta import (
 )
 from e2g.api.audit.facts import CommitFacts, People, Sources, posting_order
 from e2g.api.audit.model import (
+    ArchiveWindow,
     CommitAudit,
     Delta,
     ReviewGiven,
@@ -43,6 +56,7 @@ from e2g.api.audit.model import (
     VersionInfo,
 )
 from e2g.api.audit.reviews import COMMENT, authors, check_tags, reviews_of
+from e2g.index.store import AuditRow
 from e2g.mail.interdiff import Interdiff, compare_hunks, hunks
 from e2g.model import Address
 
@@ -68,6 +82,7 @@ _RELEASE_DIRS = frozenset({"relnotes", "release-notes", "releasenotes"})
 class Rules:
     strict: bool = False
     exempt: tuple[re.Pattern[str], ...] = ()
+    archive: ArchiveWindow | None = None  # None: the store holds no dated mail
 
 
 def decide(
@@ -85,12 +100,13 @@ def decide(
         evidence = "not matched yet: run e2g audit"
         return _audit(facts, subject, tags=tags, evidence=evidence)
     if not facts.postings:
+        outside = outside_reason(row, rules.archive)
         return _audit(
             facts,
             subject,
             tags=tags,
-            verdict=Verdict.NOT_POSTED,
-            evidence="no posting found",
+            verdict=Verdict.OUTSIDE if outside else Verdict.NOT_POSTED,
+            evidence=outside or "no posting found",
         )
     reviews = tuple(
         review
@@ -124,6 +140,25 @@ def _audit(facts: CommitFacts, subject: str, **found: Any) -> CommitAudit:
         files=row.files if row else (),
         **{"verdict": Verdict.UNCERTAIN, "evidence": ""} | found,
     )
+
+
+def outside_reason(row: AuditRow, archive: ArchiveWindow | None) -> str:
+    """Why the archive cannot say whether the commit was posted ("" when it can)."""
+    if archive is None:
+        return ""
+    written = min(row.author_date, row.commit_date)
+    committed = max(row.author_date, row.commit_date)
+    if written < archive.first:
+        return (
+            f"no posting found; written {written:%Y-%m-%d}, before the archive's "
+            f"first mail ({archive.first:%Y-%m-%d})"
+        )
+    if committed > archive.last:
+        return (
+            f"no posting found; committed {committed:%Y-%m-%d}, after the archive's "
+            f"last mail ({archive.last:%Y-%m-%d})"
+        )
+    return ""
 
 
 def exempt_reason(
