@@ -287,7 +287,9 @@ def build(root: Path) -> tuple[config.Settings, Path, dict[str, str]]:  # noqa: 
     world.announce(days=-3650, list_id="other.lists.example.org")
     world.announce(days=1500, list_id="other.lists.example.org")
     world.edit("k.c", 4, "int k4 = 44;")
-    shas["postdates"] = world.commit("k: set k4", days=45)
+    shas["postdates"] = world.commit(
+        f"k: set k4\n\nSigned-off-by: {ALICE}\nReviewed-by: {BOB}", days=45
+    )
 
     mbox = root / "list.mbox"
     mbox.write_bytes(b"".join(world.mails))

@@ -116,6 +116,12 @@ def render_summary(summary: AuditSummary) -> None:
         output.out(
             f"review tags in commit messages: {output.number(summary.tags_backed)} of "
             f"{output.number(summary.tags)} backed by a mail from that person"
+            + (
+                f" ({output.number(summary.tags_outside)} more on commits outside "
+                "the archive)"
+                if summary.tags_outside
+                else ""
+            )
         )
     if summary.groups:
         rows = [[summary.by, "commits", "strict", "lenient", "not reviewed"]]

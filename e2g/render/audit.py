@@ -98,6 +98,7 @@ def audit_summary_json(summary: AuditSummary) -> dict[str, object]:
         | {
             "tags": summary.tags,
             "tags_backed": summary.tags_backed,
+            "tags_outside": summary.tags_outside,
             "matched": summary.matched,
             "strict": summary.strict,
             "archive": None

@@ -41,7 +41,10 @@ def test_one_line_per_commit_then_the_summary(world):
     )
     assert "coverage of the 10 commits neither exempt nor outside" in result.stdout
     assert "strict 30.0% (reviewed), lenient 60.0%" in result.stdout
-    assert "2 of 3 backed by a mail" in result.stdout
+    assert (
+        "2 of 3 backed by a mail from that person (1 more on commits outside the "
+        "archive)" in result.stdout
+    )
     assert any(line.startswith("mia@example.org ") for line in lines)
 
 

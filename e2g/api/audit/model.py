@@ -161,8 +161,9 @@ class AuditSummary:
     tally: Tally = field(default_factory=Tally)
     by: str = ""  # "committer", "dir" or "" (no grouping)
     groups: dict[str, Tally] = field(default_factory=dict)
-    tags: int = 0
+    tags: int = 0  # review tags of commits the archive can judge
     tags_backed: int = 0
+    tags_outside: int = 0  # of commits outside the archive: no mail can back them
     matched: int = 0  # commits `e2g match` had not answered, matched first
     strict: bool = False
     archive: ArchiveWindow | None = None  # None: the store holds no dated mail
@@ -170,8 +171,11 @@ class AuditSummary:
 
     def add(self, audit: CommitAudit) -> None:
         self.tally.counts[audit.verdict] += 1
-        self.tags += len(audit.tags)
-        self.tags_backed += sum(tag.backed_by is not None for tag in audit.tags)
+        if audit.verdict is Verdict.OUTSIDE:
+            self.tags_outside += len(audit.tags)
+        else:
+            self.tags += len(audit.tags)
+            self.tags_backed += sum(tag.backed_by is not None for tag in audit.tags)
         for key in group_keys(audit, self.by):
             self.groups.setdefault(key, Tally()).counts[audit.verdict] += 1
 
