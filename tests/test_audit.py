@@ -13,13 +13,14 @@ import pytest
 
 from e2g import config, errors
 from e2g.api.audit import ArchiveWindow, AuditOptions, CommitAudit, Verdict, audit
+from e2g.api.audit.delta import line_counts
 from e2g.api.audit.facts import People, Sources, archive_window, read_facts
 from e2g.api.audit.verdicts import Rules, decide, exempt_reason, outside_reason
 from e2g.api.core import open_store
 from e2g.api.link import repo_key
 from e2g.git.repo import Repo
 from e2g.index.store import AuditRow
-from e2g.mail.interdiff import hunks
+from e2g.mail.interdiff import Hunk, hunks
 from e2g.mail.review import (
     comments_on_patch,
     cover_changelog,
@@ -418,6 +419,46 @@ def test_maintainer_notes():
 )
 def test_exempt_reason(subject, files, exempt):
     assert bool(exempt_reason(subject, files, ())) is exempt
+
+
+def _hunk(*lines: str) -> list[Hunk]:
+    return [Hunk("t.c", "@@ -1 +1 @@", lines)]
+
+
+def test_a_realigned_line_is_no_change_once_spacing_is_dropped():
+    """A posting that realigned a table (spacing within lines, the indentation
+    kept) while adding a row, and a commit that only adds the row: the same
+    change, as `git diff -w` would show it."""
+    posted = _hunk(
+        " struct {",
+        '-\t{ "m",\tMUL },',
+        '-\t{ "a",\tATOMIC },',
+        '+\t{ "m",\t\tMUL },',
+        '+\t{ "a",\t\tATOMIC },',
+        '+\t{ "_zihintpause",\tPAUSE },',
+        " };",
+    )
+    applied = _hunk(
+        " struct {",
+        ' \t{ "m",\tMUL },',
+        ' \t{ "a",\tATOMIC },',
+        '+\t{ "_zihintpause",\tPAUSE },',
+        " };",
+    )
+    assert line_counts(posted)[1] == line_counts(applied)[1]
+    assert line_counts(posted)[0] == line_counts(applied)[0]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ("-\tx();", "+\t\tx();"),  # re-indented: in Python, another block
+        ("-\ta();", "-\tb();", "+\tb();", "+\ta();"),  # two lines swapped
+        ("-\ta();", " \tc();", "+\ta();"),  # moved below another line
+    ],
+)
+def test_a_reindented_or_moved_line_stays_a_change(lines):
+    assert line_counts(_hunk(*lines))[1] != line_counts(_hunk())[1]
 
 
 def test_non_git_diff_hunks_have_tree_paths():

@@ -11,6 +11,8 @@ rebase; anything else is a delta, hunk by hunk (e2g.mail.interdiff, as `link
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator, Sequence
+from difflib import SequenceMatcher
 
 from e2g.api.audit.facts import CommitFacts, Posted, Sources, posting_order
 from e2g.api.audit.model import Delta
@@ -48,18 +50,61 @@ def line_counts(
 ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
     """The lines of each file of a diff cut into hunks, whitespace dropped as git
     patch-id drops it: all of them (the code with its context), and the +/- lines
-    alone (the change), in one pass."""
+    alone (the change), in one pass. A removed and an added line of one change
+    that differ only in spacing within the line are one unchanged line, as `git
+    diff -w` shows them (a realigned table); not so a changed indentation (another
+    block, in Python) or a line moved."""
     every: Counter[tuple[str, str]] = Counter()
     changed: Counter[tuple[str, str]] = Counter()
     for hunk in cut:
-        for line in hunk.lines:
-            marker = line[:1]
-            if marker in ("+", "-", " "):
-                key = (hunk.path, marker + "".join(line[1:].split()))
-                every[key] += 1
-                if marker != " ":
-                    changed[key] += 1
+        for marker, text in _spaced(hunk.lines):
+            key = (hunk.path, marker + "".join(text.split()))
+            every[key] += 1
+            if marker != " ":
+                changed[key] += 1
     return every, changed
+
+
+def _spaced(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(marker, text) of a hunk's lines, each change (the -/+ lines between two
+    context lines) with its pairs that differ only in spacing made context."""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in lines:
+        marker = line[:1]
+        if marker == "-":
+            removed.append(line[1:])
+        elif marker == "+":
+            added.append(line[1:])
+        elif marker == " ":
+            yield from _change(removed, added)
+            removed, added = [], []
+            yield " ", line[1:]
+    yield from _change(removed, added)
+
+
+def _change(removed: list[str], added: list[str]) -> Iterator[tuple[str, str]]:
+    keys = [_spacing(text) for text in removed], [_spacing(text) for text in added]
+    same: set[int] = set()
+    kept: set[int] = set()
+    if removed and added and not set(keys[0]).isdisjoint(keys[1]):
+        # In order: a line moved within the change stays a change.
+        matcher = SequenceMatcher(None, keys[0], keys[1], autojunk=False)
+        for first, second, size in matcher.get_matching_blocks():
+            same.update(range(first, first + size))
+            kept.update(range(second, second + size))
+    for number, text in enumerate(removed):
+        yield (" " if number in same else "-"), text
+    for number, text in enumerate(added):
+        if number not in kept:
+            yield "+", text
+
+
+def _spacing(text: str) -> tuple[str, str]:
+    """A line as spacing within it does not change: its indentation, then its
+    words without whitespace."""
+    words = text.lstrip()
+    return text[: len(text) - len(words)], "".join(words.split())
 
 
 def delta_of(interdiff: Interdiff, version: int, *, disclosed: str) -> Delta:

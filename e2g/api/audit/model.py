@@ -33,7 +33,7 @@ MEANINGS = {
     Verdict.REVIEWED: "the applied patch is a version someone other than its author "
     "reviewed (a review trailer given in a reply, or comments on the quoted patch)",
     Verdict.TRIVIAL: "differs from the reviewed version only in context lines (a "
-    "rebase) or the commit message",
+    "rebase), spacing within lines, or the commit message",
     Verdict.CHANGED: "the code differs from the last reviewed version",
     Verdict.EARLIER: "an earlier version got review; the applied code is mostly new "
     "since, or could not be compared",

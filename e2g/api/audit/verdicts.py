@@ -21,7 +21,8 @@ The one home of the audit's rules (issue 27), strictest first:
 - reviewed: a version with the commit's own patch-id (git patch-id: whitespace and
   line numbers aside, the same code) was reviewed by someone other than its author;
 - otherwise the last reviewed version is compared with the code that landed:
-  only context lines moved (a rebase): reviewed-trivial-change; a change of the
+  only context lines moved (a rebase) or spacing within lines changed (a realigned
+  table, as `git diff -w` sees it): reviewed-trivial-change; a change of the
   reviewed code: changed-after-review, with the hunks; code the review never saw
   (most of the reviewed hunks are gone): earlier-version-reviewed;
 - no version was reviewed: posted-unreviewed.
@@ -303,7 +304,7 @@ def _changed(
         return replace(
             base,
             verdict=Verdict.TRIVIAL,
-            evidence=f"{shown}; context lines differ (a rebase)",
+            evidence=f"{shown}; only context lines or spacing differ",
         )
     interdiff = compare_hunks(mine, theirs)
     delta = delta_of(interdiff, last, disclosed=disclosed(facts, last, sources))
