@@ -33,6 +33,11 @@ def ingest_summary(report: IngestReport) -> str:
             f"; weighed the files of {c(report.weighed, 'patch', 'patches')} "
             "stored before"
         )
+    if report.quoted_read:
+        text += (
+            f"; read {c(report.quoted_read, 'reply', 'replies')} stored before "
+            "for a quoted patch"
+        )
     if report.malformed_reasons:
         reasons = ", ".join(
             f"{reason}: {count}"

@@ -17,6 +17,10 @@ from e2g.errors import StoreError
 # Set by migration 3 on a store that already held files: the next `e2g ingest`
 # computes their weights (pipeline.fill_file_weights) and removes it.
 WEIGHTS_PENDING_KEY = "file_weights_pending"
+# Set by migration 16 on a store that already held replies: the next `e2g ingest`
+# reads their raw mail for a quoted patch (pipeline.fill_quoted_patches), keeps here
+# the last seq it read, and removes it when done.
+QUOTED_PENDING_KEY = "quoted_patches_pending"
 BODIES_KEY = "index_bodies"  # the full-text index holds message bodies
 # The highest seq ever deleted: SQLite may give it to the next new message, which
 # then goes through the index journal too, since the index follows seqs upwards.
@@ -379,6 +383,13 @@ MIGRATIONS: tuple[str, ...] = (
         tip TEXT NOT NULL,
         PRIMARY KEY (repo, tree, branch)
     ) WITHOUT ROWID;
+    """,
+    # 16: a reply that quotes a whole patch keeps that patch's patch-id (its kind
+    # stays "reply"): the posting of a thread whose first mail the archive lacks.
+    f"""
+    INSERT INTO meta(key, value)
+        SELECT '{QUOTED_PENDING_KEY}', '0'
+        WHERE EXISTS (SELECT 1 FROM messages WHERE kind = 'reply');
     """,
 )
 

@@ -152,6 +152,18 @@ class StoreWriter:
                     [(by_path.get(path, 0.0), seq, path) for path in paths],
                 )
 
+    def set_quoted_patch_ids(
+        self, found: Sequence[tuple[int, str]], *, key: str, done_to: int
+    ) -> None:
+        """Each reply's quoted patch-id, and `key` set to the last seq read, in one
+        transaction: an interrupted backfill resumes after it."""
+        with transaction(self.connection, self.path):
+            self.connection.executemany(
+                "UPDATE messages SET patch_id = ? WHERE seq = ? AND kind = 'reply'",
+                [(patch_id, seq) for seq, patch_id in found],
+            )
+            self.set_meta(key, str(done_to))
+
     def clear_meta(self, key: str) -> None:
         self.connection.execute("DELETE FROM meta WHERE key = ?", (key,))
 
@@ -334,7 +346,7 @@ class StoreWriter:
                 "",  # the body is kept compressed in `bodies`
                 message.pull.url if message.pull else None,
                 message.pull.ref if message.pull else None,
-                patch.patch_id if patch else None,
+                patch.patch_id if patch else message.quoted_patch_id,
                 patch.added if patch else 0,
                 patch.removed if patch else 0,
             ),

@@ -34,14 +34,14 @@ from e2g import faults, processes
 from e2g.archives.detect import Source, detect_sources, read_source
 from e2g.errors import E2gError, Interrupted, notice
 from e2g.index.fulltext import IndexMark, read_mark, rebuild
-from e2g.index.schema import BODIES_KEY, WEIGHTS_PENDING_KEY
+from e2g.index.schema import BODIES_KEY, QUOTED_PENDING_KEY, WEIGHTS_PENDING_KEY
 from e2g.index.store import Store
 from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
 from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.mail.message import parse_message
 from e2g.mail.patch import file_weights
 from e2g.model import DateSource, Kind
-from e2g.model.mail import Malformed, Message, RawMessage
+from e2g.model.mail import Malformed, Message, Origin, RawMessage
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,7 @@ class IngestReport:
     sources: int = 0
     interrupted: bool = False
     weighed: int = 0  # messages stored before schema 3 whose files were weighed now
+    quoted_read: int = 0  # replies stored before schema 16 read for a quoted patch
     malformed_reasons: Counter[str] = field(default_factory=Counter)
     damaged: int = 0  # messages kept without a part that could not be read
     damaged_reasons: Counter[str] = field(default_factory=Counter)
@@ -390,6 +391,9 @@ def _read_all(run: _Run, sources: Sequence[Source], stdin: BinaryIO | None) -> N
                 run.write(source, chunk, parsed)
         pool.close()
         run.report.weighed = fill_file_weights(run.writer)
+        run.report.quoted_read = fill_quoted_patches(
+            run.writer, run.writer.path, now=run.options.now
+        )
     except (KeyboardInterrupt, Interrupted):
         pool.close(abort=True)
         run.report.interrupted = True
@@ -482,6 +486,38 @@ def fill_file_weights(writer: StoreWriter, *, batch: int = 1000) -> int:
     writer.clear_meta(WEIGHTS_PENDING_KEY)
     log.info("weighed the files of %d messages stored before", weighed)
     return weighed
+
+
+def fill_quoted_patches(
+    writer: StoreWriter, store_path: Path, *, now: datetime, batch: int = 2000
+) -> int:
+    """Give the replies stored before schema 16 the patch-id of a patch they quote
+    whole (e2g.mail.quoted), read again from their raw mail; return how many were
+    read. Each batch commits with the last seq read: an interrupted run resumes."""
+    done_to = writer.meta(QUOTED_PENDING_KEY)
+    if done_to is None:
+        return 0
+    read = 0
+    with Store(store_path) as store:
+        while seqs := store.replies_after(int(done_to), limit=batch):
+            found = [
+                (seq, patch_id)
+                for seq in seqs
+                if (patch_id := _quoted_patch_id(store.raw(seq), now)) is not None
+            ]
+            done_to = str(seqs[-1])
+            writer.set_quoted_patch_ids(found, key=QUOTED_PENDING_KEY, done_to=seqs[-1])
+            read += len(seqs)
+    writer.clear_meta(QUOTED_PENDING_KEY)
+    log.info("read %d replies stored before for a quoted patch", read)
+    return read
+
+
+def _quoted_patch_id(raw: bytes | None, now: datetime) -> str | None:
+    if raw is None or b"diff --git" not in raw:  # the quote's first line holds it
+        return None
+    parsed = parse_message(RawMessage(raw, Origin("store", "0")), now=now)
+    return parsed.quoted_patch_id if isinstance(parsed, Message) else None
 
 
 def reindex(

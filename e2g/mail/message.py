@@ -37,6 +37,7 @@ from datetime import datetime
 from e2g.mail import dates, encoded, headers, msgid, trailers
 from e2g.mail.patch import find_patch
 from e2g.mail.pull import find_pull
+from e2g.mail.quoted import quoted_patch_id
 from e2g.mail.subject import parse_subject
 from e2g.model import (
     MAX_BODY,
@@ -246,6 +247,7 @@ def _build(
     references = tuple(ref for ref in references if ref != message_id)
     pull = find_pull(commentary or "\n".join(parts.texts[:1]))
     date, date_raw, date_source, received = _dates(fields, from_line=from_line, now=now)
+    kind = _kind(subject, patch=patch, pull=pull, parent=in_reply_to or references)
     return Message(
         message_id=message_id or f"e2g-{synthetic}@synthetic",
         synthetic_id=message_id is None,
@@ -259,13 +261,18 @@ def _build(
         list_id=list_id,
         in_reply_to=in_reply_to,
         references=references,
-        kind=_kind(subject, patch=patch, pull=pull, parent=in_reply_to or references),
+        kind=kind,
         body=commentary[:MAX_BODY],
         patch=patch,
         pull=pull,
         trailers=trailers.find_in_mail(commentary),
         to=_recipients(fields),
         defects=tuple(dict.fromkeys(defect.reason for defect in parts.defects)),
+        quoted_patch_id=(
+            quoted_patch_id(parts.texts[0])
+            if kind is Kind.REPLY and parts.texts
+            else None
+        ),
     )
 
 

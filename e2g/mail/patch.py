@@ -38,6 +38,7 @@ LinesByFile = dict[str, tuple[list[str], list[str]]]
 Lines = Mapping[str, tuple[list[str], list[str]]]
 
 _HUNK = re.compile(r"@@ -(\d{1,10})(?:,(\d{1,10}))? \+(\d{1,10})(?:,(\d{1,10}))? @@")
+HUNK_HEADER = _HUNK  # groups: old start, old count, new start, new count
 _GIT_EXTENDED = (
     "old mode ",
     "new mode ",

@@ -48,6 +48,9 @@ METHOD_RANK = {
     "author": 4,
     "files": 5,
 }
+# The method of a posting that is a reply quoting the whole patch (e2g.mail.quoted).
+QUOTED = "quoted"
+_Chosen = dict[str, tuple[StoredMessage, str, float, tuple[Evidence, ...]]]
 MAX_REJECTED = 5
 # Another accepted candidate this sure, or with the best match's subject, is a posting.
 POSTING_SCORE = 0.80
@@ -157,7 +160,7 @@ class Matcher:
         self, request: MatchRequest, accepted: Sequence[Verdict]
     ) -> list[Posting]:
         best = accepted[0]
-        chosen: dict[str, tuple[StoredMessage, str, float, tuple[Evidence, ...]]] = {}
+        chosen: _Chosen = {}
         for verdict in accepted:
             if (
                 verdict is best
@@ -195,13 +198,14 @@ class Matcher:
                     best.score.total,
                     (detail,),
                 )
+        chosen = _without_quotes_of_chosen(chosen, best=best.message.message_id)
         patches = [entry[0] for entry in chosen.values()]
         exclude = {message.message_id for message in patches}
         postings = [
             to_posting(
                 self.store,
                 message,
-                method=method,
+                method=QUOTED if message.kind == "reply" else method,
                 score=total,
                 applied=message.message_id == best.message.message_id,
                 url_for=self._url_for,
@@ -228,11 +232,29 @@ class Matcher:
         return sorted(postings, key=posting_order)
 
 
+def _without_quotes_of_chosen(chosen: _Chosen, *, best: str) -> _Chosen:
+    """Without the replies that quote a patch whose own mail is chosen too: in the
+    thread of a posting, a reply quoting it is a reply (its review), not a posting.
+    The best match stays, whatever it is."""
+    threads = {
+        message.thread_root
+        for message, *_ in chosen.values()
+        if message.kind != "reply"
+    }
+    return {
+        message_id: entry
+        for message_id, entry in chosen.items()
+        if message_id == best
+        or entry[0].kind != "reply"
+        or entry[0].thread_root not in threads
+    }
+
+
 def _rank(
     verdict: Verdict, written: datetime
-) -> tuple[float, int, int, int, float, int]:
-    """Best score, then strongest method, then the posting git am took, then the
-    newest version and posting.
+) -> tuple[float, int, int, int, int, float, int]:
+    """Best score, then strongest method, then a patch's own mail before a reply
+    quoting it, then the posting git am took, then the newest version and posting.
 
     git am keeps a mail's Date: as the author date, so among equal patches the one
     dated exactly like the commit is the one applied. Equal patches of v1 and v2, or
@@ -243,6 +265,7 @@ def _rank(
     return (
         -round(verdict.score.total, 3),
         METHOD_RANK.get(verdict.score.method, 9),
+        1 if verdict.message.kind == "reply" else 0,
         0 if verdict.message.date == written else 1,
         -verdict.message.version,
         -date,

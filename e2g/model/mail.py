@@ -96,6 +96,8 @@ class Message:
     # Parts that could not be read within bounds ("attachment truncated", ...):
     # the mail is kept without them, and the ingest counts them.
     defects: tuple[str, ...] = ()
+    # A reply that quotes a whole patch: that patch's patch-id (e2g.mail.quoted).
+    quoted_patch_id: str | None = None
 
     @property
     def parent_id(self) -> str | None:

@@ -25,13 +25,15 @@ class MessageReads(StoreBase):
         self, *, patch_id: str, author_stamp: int, subject: SubjectLookup
     ) -> tuple[list[int], list[int]]:
         """Patches with this patch-id or this author timestamp (patch-id first, at most
-        100), and the patches `subject` finds, in one query: most commits find
-        little or nothing, so the number of queries is the cost. SQLite answers the
-        OR of two indexed columns from both indexes."""
+        100), with the replies that quote a patch of this patch-id, and the patches
+        `subject` finds, in one query: most commits find little or nothing, so the
+        number of queries is the cost. SQLite answers the OR of two indexed columns
+        from both indexes."""
         found, same_subject = self._seq_parts(
             [
                 (
-                    "(patch_id = ? OR date = ?) AND kind = 'patch'",
+                    "(patch_id = ? AND kind IN ('patch', 'reply')) "
+                    "OR (date = ? AND kind = 'patch')",
                     (patch_id, author_stamp, patch_id),
                     "ORDER BY patch_id IS ? DESC, seq LIMIT 100",
                 ),
@@ -128,6 +130,17 @@ class MessageReads(StoreBase):
                 )
             ]
         return found
+
+    def replies_after(self, seq: int, *, limit: int) -> list[int]:
+        """Seqs of up to `limit` replies above `seq` with no patch-id, in order."""
+        return [
+            int(found)
+            for (found,) in self._connection.execute(
+                "SELECT seq FROM messages WHERE kind = 'reply' AND patch_id IS NULL "
+                "AND seq > ? ORDER BY seq LIMIT ?",
+                (seq, limit),
+            )
+        ]
 
     def raw(self, seq: int) -> bytes | None:
         """The message's bytes as the archive held them (None: not stored)."""
