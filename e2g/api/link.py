@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from e2g.api import tree_view, trees
+from e2g.api import tree_view
 from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
 from e2g.errors import E2gError, NotMatched
@@ -33,6 +34,11 @@ from e2g.matcher.cascade import Matcher
 from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.matcher.scoring import predates
 from e2g.model.links import Commit, LinkResult, commit_info
+
+if TYPE_CHECKING:
+    # Imported where a match uses them: `e2g link` of a commit with no trees needs
+    # neither (their import was a tenth of its time).
+    from e2g.api import trees
 
 # Public here, defined beside the workers that use them too (e2g.matcher.batch).
 __all__ = [
@@ -231,6 +237,8 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
 
     Backports of commits matched before or now, and the copies a rebase made of
     commits matched before, are answered from those (e2g.api.trees), not matched."""
+    from e2g.api import trees
+
     with open_store(settings) as store:
         max_seq = store.max_seq()
         span = store.date_range()
@@ -331,6 +339,8 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
     A branch holds what the branches listed before it (this tree's, and those of
     trees listed before it in the same repository) do not reach: a stable branch's
     mainline history belongs to mainline."""
+    from e2g.api import trees
+
     tree = trees.tree_named(settings, name)
     repository = Repo.open(tree.repo)
     key = repo_key(repository)
@@ -387,6 +397,8 @@ def _split(
     """What of `todo` is answered from other commits, and what is left to match:
     the rest of `todo`, after the upstream commits backports name that no run
     matched yet (matched first, so the backports find them)."""
+    from e2g.api import trees
+
     if not todo:
         return trees.Split(), todo
     with open_store(settings) as store:

@@ -2,18 +2,24 @@
 `e2g match`, else read now from its message or patch-id), every tree's commit of its
 patch with the branch that reaches it and its first release, and a backport's own
 mails. Reads only; e2g.api.trees finds and stores what these read.
+
+`e2g link` reads this for every commit, so what only a backport needs (e2g.api.trees,
+git.trees) is imported when a backport is at hand: a repository with no trees pays
+no import time for them.
 """
 
 from __future__ import annotations
 
-from e2g.api.trees import Scope, process_mails
-from e2g.git import trees as git_trees
-from e2g.git.repo import Repo
+from typing import TYPE_CHECKING
+
 from e2g.index.store import BackportEdge, Store, TreePlace
 from e2g.mail.backport import parse_backport
 from e2g.mail.subject import subject_key
 from e2g.matcher.postings import UrlFor, thread_links, to_posting
 from e2g.model.links import Commit, Evidence, InTree, Posting, Upstream
+
+if TYPE_CHECKING:
+    from e2g.git.repo import Repo
 
 
 def upstream_edge(
@@ -29,7 +35,9 @@ def upstream_edge(
         return stored
     note = parse_backport(f"{commit.subject}\n\n{commit.body}")
     if note is not None and note.shas:
-        in_repo = git_trees.expand(repository, note.shas)
+        from e2g.git.trees import expand  # here: only a commit with a note needs it
+
+        in_repo = expand(repository, note.shas)
         for short in note.shas:
             full = in_repo.get(short)
             rows = store.commits_by_prefix(full or short)
@@ -68,6 +76,8 @@ def own_postings(
     store: Store, commit: Commit, *, version: str | None, url_for: UrlFor
 ) -> tuple[Posting, ...]:
     """The backport process's mails for `commit`, as postings of it."""
+    from e2g.api.trees import process_mails  # here: only a backport needs it
+
     threads = thread_links(store)
     found = process_mails(store, [commit.subject], version=version).get(
         subject_key(commit.subject), []
@@ -91,6 +101,8 @@ def own_postings(
 
 def branch_version(store: Store, sha: str) -> str | None:
     """The stable series of the first live branch that reaches `sha` ("6.1")."""
+    from e2g.api.trees import Scope  # here: only a backport needs it
+
     for place in store.tree_places([sha]).get(sha, []):
         if not place.gone:
             return Scope(place.repo, place.tree, place.branch).version

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from html import escape
 from typing import TYPE_CHECKING
 
 from e2g import words
@@ -376,6 +375,8 @@ def render_svg(result: StatsResult, *, limit: int = 40) -> str:
     """A horizontal bar chart: one bar per row, length = commits, filled part = matched.
 
     Every label is XML-escaped."""
+    from html import escape  # here: `e2g link` renders JSON, html costs it 2 ms
+
     rows = result.rows[:limit]
     width, label_width, bar_height, gap = 760, 200, 18, 6
     height = 40 + len(rows) * (bar_height + gap)
