@@ -366,6 +366,7 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
             branch=branch,
             shas=[sha for sha, _ in dated],
             exclude=before,
+            merges=merges,
         )
         summaries.append(
             _match_dated(

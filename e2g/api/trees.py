@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from e2g.config import Settings, TreeConfig
 from e2g.errors import UsageError
@@ -98,7 +98,7 @@ def split(
             note = parse_backport(head.message)
             if note is not None:
                 found.notes[head.sha] = note
-            found.heads[head.sha] = replace(head, message="")
+            found.heads[head.sha] = head.without_message()
     _by_note(store, repository, found, scope=scope)
     answered = found.answered
     left = [sha for sha in shas if sha not in answered]
@@ -481,11 +481,17 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     branch: str,
     shas: Sequence[str],
     exclude: Sequence[str],
+    merges: int | None = None,
 ) -> None:
     """Store that `branch` of `tree` reaches `shas` (beyond the branches `exclude`
     names, listed before it), each with the merge that brought it in, marking the
     commits it reached before and lost as gone. Merges are found for what the
-    branch gained since its last recorded tip (all of it after a rebase)."""
+    branch gained since its last recorded tip (all of it after a rebase).
+
+    `merges`: how many merges the branch holds beyond `exclude`, when the caller
+    walked it already; with none (a stable branch is a line of cherry-picks) no
+    merge brought anything in, and the walk of its parents is skipped (2,000
+    backports: 30 ms of the 230 ms their match took)."""
     from e2g.api.core import open_store
 
     name = branch_name(branch)
@@ -495,10 +501,15 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     low = [branch.rsplit("..", 1)[0]] if ".." in branch else []
     if before is not None and git_trees.is_ancestor(repository, before, tip):
         low.append(before)
-    merges = git_trees.merged_by(repository, tip, exclude=[*exclude, *low])
+    # What this walk covers is part of what the caller's did: none there, none here.
+    brought = (
+        git_trees.merged_by(repository, tip, exclude=[*exclude, *low])
+        if merges != 0
+        else {}
+    )
     with TreeWriter(settings.store_path) as writer:
         writer.set_branch(
-            repo, tree=tree, branch=name, tip=tip, shas=shas, merges=merges
+            repo, tree=tree, branch=name, tip=tip, shas=shas, merges=brought
         )
 
 
