@@ -120,14 +120,24 @@ class World:
         sender: str = ALICE,
         changelog: str = "",
         message_id: str,
+        part: str = "",  # "1/2": a patch of the series under the cover `parent`
+        parent: str | None = None,
     ) -> str:
-        tag = f"PATCH v{version}" if version > 1 else "PATCH"
+        tag = (f"PATCH v{version}" if version > 1 else "PATCH") + (
+            f" {part}" if part else ""
+        )
         body = (
             f"{subject.capitalize()}, for the audit.\n\nSigned-off-by: {sender}\n---\n"
             + (f"{changelog}\n\n" if changelog else "")
             + diff
         )
-        return self._send(f"[{tag}] {subject}", body, sender, message_id, None)
+        return self._send(f"[{tag}] {subject}", body, sender, message_id, parent)
+
+    def cover(self, subject: str, *, version: int, parts: int, message_id: str) -> str:
+        """A cover letter of `parts` patches."""
+        tag = f"PATCH v{version} 0/{parts}" if version > 1 else f"PATCH 0/{parts}"
+        body = f"This series does {subject}.\n"
+        return self._send(f"[{tag}] {subject}", body, ALICE, message_id, None)
 
     def announce(self, *, days: int, list_id: str | None = None) -> None:
         """A mail that is no patch, dated `days` after COMMIT_DATE: the archive's
@@ -262,6 +272,30 @@ def build(root: Path) -> tuple[config.Settings, Path, dict[str, str]]:  # noqa: 
         "h: renumber h", v2, version=2, changelog="v2: renumber h0-h2 instead",
         message_id="h2@x",
     )  # fmt: skip
+
+    # reviewed by a bare "Ack." (the kernel's shorthand for Acked-by) to the cover
+    # letter, which says v2 over patches that say no version (sparse's "[SPARSE v2
+    # 00/28]" over "[PATCH v1 NN/28]"): the ack is of the series' patches, and
+    # backs the commit's Acked-by.
+    world.edit("l.c", 4, "int l4 = 44;")
+    world.edit("m.c", 4, "int m4 = 44;")
+    shas["acked"] = world.commit(
+        f"l: set l4 and m4\n\nSigned-off-by: {ALICE}\nAcked-by: {CAROL}"
+    )
+    cover = world.cover("l: set l4 and m4", version=2, parts=1, message_id="l0@x")
+    world.post(
+        "l: set l4 and m4",
+        world.diff_of(shas["acked"]),
+        message_id="l1@x",
+        part="1/1",
+        parent=cover,
+    )
+    world.reply(
+        cover,
+        "> This series does l: set l4 and m4.\n\nAck. I only read it.\n",
+        sender=CAROL,
+        message_id="l0r@x",
+    )
 
     # posted-unreviewed, not-posted, and the exempt: a revert and a version bump.
     world.edit("i.c", 4, "int i4 = 44;")

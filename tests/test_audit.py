@@ -14,7 +14,13 @@ import pytest
 from e2g import config, errors
 from e2g.api.audit import ArchiveWindow, AuditOptions, CommitAudit, Verdict, audit
 from e2g.api.audit.delta import line_counts
-from e2g.api.audit.facts import People, Sources, archive_window, read_facts
+from e2g.api.audit.facts import (
+    People,
+    Sources,
+    archive_window,
+    read_facts,
+    version_of,
+)
 from e2g.api.audit.verdicts import Rules, decide, exempt_reason, outside_reason
 from e2g.api.core import open_store
 from e2g.api.link import repo_key
@@ -22,12 +28,13 @@ from e2g.git.repo import Repo
 from e2g.index.store import AuditRow
 from e2g.mail.interdiff import Hunk, hunks
 from e2g.mail.review import (
+    acks,
     comments_on_patch,
     cover_changelog,
     has_changelog,
     maintainer_notes,
 )
-from e2g.model import Address
+from e2g.model import Address, Kind
 from e2g.render.audit import audit_json, audit_sarif, audit_summary_json
 from tests.audit_world import COMMIT_DATE, build
 from tests.conftest import BASE_DATE, clone, git
@@ -47,6 +54,7 @@ VERDICTS = {
     "self-acked": Verdict.UNREVIEWED,
     "maintainer-edit": Verdict.CHANGED,
     "commented": Verdict.REVIEWED,
+    "acked": Verdict.REVIEWED,
     "committer-only": Verdict.REVIEWED,
     "earlier": Verdict.EARLIER,
     "unreviewed": Verdict.UNREVIEWED,
@@ -180,6 +188,52 @@ def test_comments_on_the_quoted_patch_are_a_review(audits):
     assert (review.trailer, review.person.email) == ("comment", "bob@example.org")
 
 
+def test_a_bare_ack_of_the_cover_reviews_its_patches_and_backs_the_tag(audits):
+    """The cover letter says v2, its patch no version: the ack is of v1, the
+    version of the series' patch, which landed."""
+    found = audits["acked"]
+    assert [(v.kind, v.version) for v in found.versions] == [
+        ("cover", 2),
+        ("patch", 1),
+    ]
+    (review,) = found.reviews
+    assert (review.trailer, review.person.email) == ("ack", "carol@example.org")
+    assert review.version == 1
+    assert found.evidence == "v1 ack Carol Tester"
+    (tag,) = found.tags
+    assert (tag.trailer, tag.backed_by, tag.version) == ("Acked-by", "l0r@x", 1)
+
+
+def test_a_cover_is_of_its_series_patch_version(world):
+    settings, repo, shas = world
+    repository = Repo.open(repo)
+    commits = list(repository.commit_messages([shas["acked"]]))[:1]
+    with open_store(settings) as store:
+        (facts,) = read_facts(store, repo_key(repository), commits)
+    found = {
+        posted.message.kind: version_of(posted, facts) for posted in facts.postings
+    }
+    assert found == {Kind.COVER: 1, Kind.PATCH: 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("On Tue, Linus wrote:\n> Fix x.\n\nAck.\n\nI do wonder if ...\n", True),
+        ("ACK\n", True),
+        ("Ack. It should always have done this.\n", True),
+        ("Ack, thanks.\n", True),
+        ("Acknowledged that it breaks x.\n", False),
+        ("Acked!\n> patch\n", True),
+        ("> Ack.\n\nThanks for the ack.\n", False),  # quoted, not given
+        ("Ack for the first two, not this one.\n", False),
+        ("Looks good.\n-- \nAck\n", False),  # in the signature
+    ],
+)
+def test_acks(body, says):
+    assert acks(body) is says
+
+
 def test_a_review_by_the_committer_alone_is_flagged_and_strict_drops_it(world, audits):
     found = audits["committer-only"]
     assert found.committer_only
@@ -309,15 +363,15 @@ def test_summary_counts_coverage_and_tags(world):
     settings, repo, _ = world
     summary = audit(settings, repo=repo, options=AuditOptions(by="dir"))
     tally = summary.tally
-    assert tally.total == 14
-    assert tally.audited == 10  # neither the 2 exempt nor the 2 outside the archive
-    assert tally.counts[Verdict.REVIEWED] == 3
+    assert tally.total == 15
+    assert tally.audited == 11  # neither the 2 exempt nor the 2 outside the archive
+    assert tally.counts[Verdict.REVIEWED] == 4
     assert tally.counts[Verdict.OUTSIDE] == 2
-    assert tally.strict == pytest.approx(3 / 10)
-    assert tally.lenient == pytest.approx(6 / 10)
+    assert tally.strict == pytest.approx(4 / 11)
+    assert tally.lenient == pytest.approx(7 / 11)
     # The Reviewed-by of a commit outside the archive is counted apart.
-    assert (summary.tags, summary.tags_backed, summary.tags_outside) == (3, 2, 1)
-    assert summary.groups["(top)"].total == 14
+    assert (summary.tags, summary.tags_backed, summary.tags_outside) == (4, 3, 1)
+    assert summary.groups["(top)"].total == 15
     assert summary.matched == 0  # the module's first audit matched them
 
 
@@ -357,7 +411,7 @@ def test_sarif_is_a_minimal_valid_log(world, audits):
         (location,) = result["locations"]
         (logical,) = location["logicalLocations"]
         assert re.fullmatch(r"[0-9a-f]{40}", logical["name"])
-    assert audit_summary_json(summary)["summary"]["commits"] == 14
+    assert audit_summary_json(summary)["summary"]["commits"] == 15
 
 
 # --- the pure rules -------------------------------------------------------------------
@@ -511,5 +565,5 @@ def test_the_benchmark_runs_and_its_verdicts_agree(world, audits, tmp_path, caps
     result = json.loads(capsys.readouterr().out)
     assert code == 0
     assert result["verdicts_agree"]
-    assert [run["commits"] for run in result["runs"]] == [14, 14]
-    assert result["counts"]["reviewed"] == 3
+    assert [run["commits"] for run in result["runs"]] == [15, 15]
+    assert result["counts"]["reviewed"] == 4

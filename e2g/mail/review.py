@@ -3,6 +3,8 @@
 - `comments_on_patch`: a reply that quotes a patch (`> +...`, `> @@ ...`) and adds
   words of its own is a review even without a trailer: most review on a list is
   that, and a reviewer's "looks good" rarely carries a Reviewed-by.
+- `acks`: a reply that starts a line of its own with "Ack." gives, in the kernel's
+  shorthand, an Acked-by (maintainers turn it into one as they apply the patch).
 - `has_changelog`: a posting that says what changed since its last version, in the
   place git format-patch leaves for it (below the `---` line, above the diffstat);
   `cover_changelog`: a cover letter that does ("Changes from v5:").
@@ -60,6 +62,23 @@ def comments_on_patch(body: str) -> bool:
         elif stripped and not _boilerplate(stripped):
             own += 1
     return own > 0 and (headers > 0 or quoted >= QUOTED_DIFF_LINES)
+
+
+# "Ack", "Acked", "ACK." or "Ack'd!" starting a line, alone or ending a sentence
+# ("Ack. It should always have done this.", "Ack, thanks"): "Ack for the first
+# two" says something else.
+_ACK = re.compile(r"(?i)ack(?:ed|'d)?(?:[.!,;:].*)?")
+
+
+def acks(body: str) -> bool:
+    """Whether a reply acks the patch in the shorthand for Acked-by, starting a
+    line of its own (not quoted, not in the signature)."""
+    for line in body.splitlines():
+        if line == "-- ":
+            break
+        if not line.startswith(">") and _ACK.fullmatch(line.strip()):
+            return True
+    return False
 
 
 def _boilerplate(line: str) -> bool:

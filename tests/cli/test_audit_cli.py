@@ -31,7 +31,7 @@ def test_one_line_per_commit_then_the_summary(world):
     unbacked = next(line for line in lines if line.startswith(shas["reviewed"][:12]))
     assert "1 tag with no mail behind: Reviewed-by Carol Tester" in unbacked
     assert (
-        "14 commits: 3 reviewed, 1 reviewed-trivial-change, 2 changed-after-review"
+        "15 commits: 4 reviewed, 1 reviewed-trivial-change, 2 changed-after-review"
         in result.stdout
     )
     assert "2 outside-archive, 1 not-posted" in result.stdout
@@ -39,10 +39,10 @@ def test_one_line_per_commit_then_the_summary(world):
         "archive: 2021-03-01 .. 2021-04-09 (frob-devel.lists.example.org): "
         "2 commits without a posting outside its dates" in result.stdout
     )
-    assert "coverage of the 10 commits neither exempt nor outside" in result.stdout
-    assert "strict 30.0% (reviewed), lenient 60.0%" in result.stdout
+    assert "coverage of the 11 commits neither exempt nor outside" in result.stdout
+    assert "strict 36.4% (reviewed), lenient 63.6%" in result.stdout
     assert (
-        "2 of 3 backed by a mail from that person (1 more on commits outside the "
+        "3 of 4 backed by a mail from that person (1 more on commits outside the "
         "archive)" in result.stdout
     )
     assert any(line.startswith("mia@example.org ") for line in lines)
@@ -63,12 +63,12 @@ def test_json_lines_end_with_the_summary(world):
     objects = [json.loads(line) for line in result.stdout.splitlines()]
     *commits, last = objects
     assert set(last) == {"summary"}
-    assert last["summary"]["counts"]["reviewed"] == 3
+    assert last["summary"]["counts"]["reviewed"] == 4
     assert last["summary"]["counts"]["outside-archive"] == 2
-    assert last["summary"]["audited"] == 10
+    assert last["summary"]["audited"] == 11
     assert last["summary"]["archive"]["lists"] == ["frob-devel.lists.example.org"]
     assert last["summary"]["archive"]["first"].startswith("2021-03-01T12:01")
-    assert len(commits) == 14
+    assert len(commits) == 15
     by_sha = {one["commit"]: one for one in commits}
     assert by_sha[shas["trivial"]]["verdict"] == "reviewed-trivial-change"
     assert by_sha[shas["changed"]]["delta"]["from_version"] == 2

@@ -14,7 +14,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 
-from e2g.api.audit.facts import CommitFacts, Posted, Sources, posting_order
+from e2g.api.audit.facts import (
+    CommitFacts,
+    Posted,
+    Sources,
+    posting_order,
+    version_of,
+)
 from e2g.api.audit.model import Delta
 from e2g.mail.interdiff import Hunk, Interdiff
 from e2g.mail.review import cover_changelog, has_changelog, maintainer_notes
@@ -138,7 +144,10 @@ def disclosed(facts: CommitFacts, version: int, sources: Sources) -> str:
     if notes:
         return notes[0]
     for posted in sorted(facts.postings, key=lambda found: found.version):
-        if posted.version <= version or posted.message.kind not in _SAYS_WHAT_CHANGED:
+        if (
+            version_of(posted, facts) <= version
+            or posted.message.kind not in _SAYS_WHAT_CHANGED
+        ):
             continue
         says = has_changelog if posted.is_patch else cover_changelog
         if says(sources.body(posted.message.seq)):

@@ -79,6 +79,24 @@ class CommitFacts:
     postings: tuple[Posted, ...]
 
 
+def version_of(posted: Posted, facts: CommitFacts) -> int:
+    """The version `posted` is of, for its reviews and changelogs: a patch's own;
+    a cover letter's that of the commit's patch in its series, for an author may
+    label the cover v2 and its patches v1 (sparse's "[SPARSE v2 00/28]" over
+    "[PATCH v1 NN/28]"): its changelog is then no later version's."""
+    series = posted.message.series_id
+    if posted.is_patch or series is None:
+        return posted.version
+    return next(
+        (
+            other.version
+            for other in facts.postings
+            if other.is_patch and other.message.series_id == series
+        ),
+        posted.version,
+    )
+
+
 def read_facts(
     store: Store, repo: str, commits: Sequence[CommitMessage]
 ) -> list[CommitFacts]:

@@ -1,18 +1,26 @@
 """Who reviewed a commit's postings, and which of its own review tags the mail backs.
 
-A review is a review trailer a reply gives in its sender's own name, or a reply
-that quotes the patch and comments on it; never from the patch's author (as git
-and every posting name them). A tag of the commit message is backed by a reply of
-that person giving that tag below any posting of the commit.
+A review is a review trailer a reply gives in its sender's own name, a bare
+"Ack." (the kernel's shorthand for Acked-by), or a reply that quotes the patch and
+comments on it; never from the patch's author (as git and every posting name
+them). A tag of the commit message is backed by a reply of that person giving
+that tag below any posting of the commit (an Acked-by also by a bare "Ack.").
 """
 
 from __future__ import annotations
 
 import re
 
-from e2g.api.audit.facts import CommitFacts, Group, People, Posted, Sources
+from e2g.api.audit.facts import (
+    CommitFacts,
+    Group,
+    People,
+    Posted,
+    Sources,
+    version_of,
+)
 from e2g.api.audit.model import ReviewGiven, TagCheck
-from e2g.mail.review import comments_on_patch, person
+from e2g.mail.review import acks, comments_on_patch, person
 from e2g.mail.trailers import parse_trailers
 from e2g.model import Address
 
@@ -21,6 +29,8 @@ REVIEW_TRAILERS = frozenset(
     {"Reviewed-by", "Acked-by", "Tested-by", "Reviewed-and-tested-by"}
 )
 COMMENT = "comment"  # the trailer of a review given as comments on the quoted patch
+ACK = "ack"  # the trailer of a review given as a bare "Ack." (e2g.mail.review.acks)
+ACKED_BY = "Acked-by"  # the tag a bare "Ack." backs
 # A line that may be a review tag: only those messages are parsed for trailers.
 _REVIEW_TAG = re.compile(
     r"(?im)^[ \t]*(?:reviewed|acked|tested|reviewed-and-tested)-by:"
@@ -51,17 +61,19 @@ def reviews_of(
 ) -> list[ReviewGiven]:
     """The reviews one posting got in the replies below it: the review trailers
     its repliers gave in their own names, and, where none came from someone other
-    than the committer, the replies that comment on the quoted patch (each such
-    reply's body is read: skipping them where a trailer settles the posting's
-    review leaves every verdict as it is and halves an audit's reads)."""
+    than the committer, the replies that ack it ("Ack.") or, below a patch,
+    comment on the quoted patch (each such reply's body is read: skipping them
+    where a trailer settles the posting's review leaves every verdict as it is
+    and halves an audit's reads)."""
     committer = facts.commit.committer
+    version = version_of(posted, facts)
     others = [r for r in posted.replies if not people.within(r.author, authors)]
     found = [
         ReviewGiven(
             trailer=trailer.key,
             person=who,
             message_id=reply.message_id,
-            version=posted.version,
+            version=version,
             committer=people.same(who, committer),
         )
         for reply in others
@@ -69,33 +81,45 @@ def reviews_of(
         if trailer.key in REVIEW_TRAILERS
         and people.same(who := person(trailer.value), reply.author)
     ]
-    if not posted.is_patch or any(not review.committer for review in found):
+    if any(not review.committer for review in found):
         return found
     given = {review.message_id for review in found}
-    return found + [
-        ReviewGiven(
-            trailer=COMMENT,
-            person=reply.author,
-            message_id=reply.message_id,
-            version=posted.version,
-            committer=people.same(reply.author, committer),
+    for reply in others:
+        if reply.message_id in given:
+            continue
+        body = sources.body(reply.seq)
+        kind = (
+            ACK
+            if acks(body)
+            else COMMENT
+            if posted.is_patch and comments_on_patch(body)
+            else ""
         )
-        for reply in others
-        if reply.message_id not in given and comments_on_patch(sources.body(reply.seq))
-    ]
+        if kind:
+            found.append(
+                ReviewGiven(
+                    trailer=kind,
+                    person=reply.author,
+                    message_id=reply.message_id,
+                    version=version,
+                    committer=people.same(reply.author, committer),
+                )
+            )
+    return found
 
 
 def check_tags(
-    facts: CommitFacts, *, people: People, authors: Group
+    facts: CommitFacts, *, people: People, authors: Group, sources: Sources
 ) -> tuple[TagCheck, ...]:
     """Each review tag of the commit message, and the mail that backs it: a reply
-    from that person giving that tag, below any posting (oldest version first)."""
+    from that person giving that tag (an Acked-by also as a bare "Ack."), below
+    any posting (oldest version first)."""
     message = facts.commit.message
     if not _REVIEW_TAG.search(message):  # most commits carry none: skip the parse
         return ()
     replies = sorted(
         (
-            (posted.version, reply)
+            (version_of(posted, facts), reply)
             for posted in facts.postings
             for reply in posted.replies
         ),
@@ -111,9 +135,13 @@ def check_tags(
                 (reply.message_id, version)
                 for version, reply in replies
                 if people.same(reply.author, who)
-                and any(
-                    given.key == trailer.key and people.same(person(given.value), who)
-                    for given in reply.reviews
+                and (
+                    any(
+                        given.key == trailer.key
+                        and people.same(person(given.value), who)
+                        for given in reply.reviews
+                    )
+                    or (trailer.key == ACKED_BY and acks(sources.body(reply.seq)))
                 )
             ),
             (None, None),

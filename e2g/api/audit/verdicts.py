@@ -27,8 +27,9 @@ The one home of the audit's rules (issue 27), strictest first:
   (most of the reviewed hunks are gone): earlier-version-reviewed;
 - no version was reviewed: posted-unreviewed.
 
-A review is a review trailer a reply gives in its sender's own name, or a reply that
-quotes the patch and comments on it; never from the patch's author. A review from
+A review is a review trailer a reply gives in its sender's own name, a bare "Ack."
+(the shorthand for Acked-by), or a reply that quotes the patch and comments on it;
+never from the patch's author. A review from
 the committer alone counts but is flagged (`--strict` drops it).
 """
 
@@ -96,7 +97,7 @@ def decide(
     if reason:
         return _audit(facts, subject, verdict=Verdict.EXEMPT, evidence=reason)
     named = people.group(authors(facts))
-    tags = check_tags(facts, people=people, authors=named)
+    tags = check_tags(facts, people=people, authors=named, sources=sources)
     if row is None:
         evidence = "not matched yet: run e2g audit"
         return _audit(facts, subject, tags=tags, evidence=evidence)
