@@ -30,6 +30,16 @@ IgnoreTrailers = Annotated[
 ]
 
 
+# What an applied posting is, where its method says more than "the applied version".
+_APPLIED = {
+    "": "the applied version",
+    "quoted": "a reply quoting the applied patch whole (the patch's own mail is "
+    "not in the archive)",
+    "thread": "likely the applied patch's thread (not sure: its first mail is not "
+    "in the archive)",
+}
+
+
 def _posting_lines(posting: Posting) -> list[str]:
     mark = "*" if posting.applied else " "
     date = posting.date.strftime("%Y-%m-%d") if posting.date else "????-??-??"
@@ -49,7 +59,10 @@ def _posting_lines(posting: Posting) -> list[str]:
         *([f"    {posting.url}"] if posting.url else []),
         f"    found by {posting.method} (score {posting.score:.2f} of 1); "
         f"{output.count(posting.replies, 'reply', 'replies')}"
-        + ("; the applied version" if posting.applied else ""),
+        + (
+            f"; {_APPLIED.get(posting.method, _APPLIED[''])}" if posting.applied else ""
+        ),
+        *[f"    {item.detail}" for item in posting.evidence if item.signal == "thread"],
     ]
     lines += [f"    {reviewer}" for reviewer in posting.reviewers]
     return lines

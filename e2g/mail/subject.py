@@ -44,6 +44,19 @@ def subject_key(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+_UNDO = re.compile(r'(?:revert|reapply)\s+"', re.IGNORECASE)
+
+
+def revert_depth(key: str) -> int:
+    """How many `Revert "` (or `Reapply "`) a title or subject key opens with: a
+    change and its revert's revert have equal diffs (and patch-ids), yet each is
+    its own commit and posting; an odd depth undoes, an even one redoes."""
+    depth, position = 0, 0
+    while undo := _UNDO.match(key, position):
+        depth, position = depth + 1, undo.end()
+    return depth
+
+
 class _Prefixes:
     """What the leading [...] groups said, gathered token by token."""
 

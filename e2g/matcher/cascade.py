@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from e2g.index.store import Store
+from e2g.mail.subject import revert_depth
 from e2g.matcher.candidates import (
     STAGES,
     FileMap,
@@ -35,6 +36,7 @@ from e2g.matcher.postings import (
     to_posting,
 )
 from e2g.matcher.prefilter import Outcome, hopeless_score, judge, prefilter
+from e2g.matcher.rootless import ROOTLESS, ROOTLESS_SCORE, rootless_threads
 from e2g.matcher.scoring import ACCEPT_THRESHOLD, Candidate, Early
 from e2g.matcher.similarity import diff_similarity
 from e2g.model.links import Evidence, LinkResult, Posting, Rejected, commit_info
@@ -123,15 +125,35 @@ class Matcher:
             if any(v.score.accepted and v.score.total >= SURE for v in verdicts):
                 break
         written = request.commit.author_date
+        depth = revert_depth(request.commit.subject_key)
         accepted = sorted(
             (v for v in verdicts if v.score.accepted),
-            key=lambda verdict: _rank(verdict, written),
+            key=lambda verdict: _rank(verdict, written, depth),
         )
         info = commit_info(request.commit)
         if not accepted:
-            return LinkResult(info, (), _rejected(verdicts))
+            return LinkResult(info, self._rootless(request), _rejected(verdicts))
         return LinkResult(
             info, tuple(self._postings(request, accepted)), _rejected(verdicts)
+        )
+
+    def _rootless(self, request: MatchRequest) -> tuple[Posting, ...]:
+        """The threads whose first mail is missing that fit the commit, oldest
+        first (the first taken as the applied posting): low-confidence answers
+        where nothing carried the patch."""
+        found = rootless_threads(self.store, request.commit)
+        return tuple(
+            to_posting(
+                self.store,
+                message,
+                method=ROOTLESS,
+                score=ROOTLESS_SCORE,
+                applied=number == 0,
+                url_for=self._url_for,
+                evidence=evidence,
+                threads=self._threads,
+            )
+            for number, (message, evidence) in enumerate(found)
         )
 
     def _kinship(
@@ -160,12 +182,15 @@ class Matcher:
         self, request: MatchRequest, accepted: Sequence[Verdict]
     ) -> list[Posting]:
         best = accepted[0]
+        depth = revert_depth(best.message.subject_key)
         chosen: _Chosen = {}
         for verdict in accepted:
-            if (
-                verdict is best
-                or verdict.score.total >= POSTING_SCORE
-                or verdict.message.subject_key == best.message.subject_key
+            if verdict is best or (
+                revert_depth(verdict.message.subject_key) == depth
+                and (
+                    verdict.score.total >= POSTING_SCORE
+                    or verdict.message.subject_key == best.message.subject_key
+                )
             ):
                 chosen[verdict.message.message_id] = (
                     verdict.message,
@@ -181,8 +206,10 @@ class Matcher:
             + LATE
         )
         for relative in family(self._lookups.messages, request.commit, best.message):
-            if relative.message_id in chosen or (
-                relative.date is not None and relative.date > latest
+            if (
+                relative.message_id in chosen
+                or (relative.date is not None and relative.date > latest)
+                or revert_depth(relative.subject_key) != depth
             ):
                 continue
             kinship = self._kinship(request, best.message, relative)
@@ -251,9 +278,10 @@ def _without_quotes_of_chosen(chosen: _Chosen, *, best: str) -> _Chosen:
 
 
 def _rank(
-    verdict: Verdict, written: datetime
-) -> tuple[float, int, int, int, int, float, int]:
-    """Best score, then strongest method, then a patch's own mail before a reply
+    verdict: Verdict, written: datetime, depth: int
+) -> tuple[float, bool, int, int, int, int, float, int]:
+    """Best score, then a mail that reverts as the commit does (mail.subject.
+    revert_depth), then strongest method, then a patch's own mail before a reply
     quoting it, then the posting git am took, then the newest version and posting.
 
     git am keeps a mail's Date: as the author date, so among equal patches the one
@@ -264,6 +292,7 @@ def _rank(
     date = verdict.message.date.timestamp() if verdict.message.date else 0.0
     return (
         -round(verdict.score.total, 3),
+        revert_depth(verdict.message.subject_key) != depth,
         METHOD_RANK.get(verdict.score.method, 9),
         1 if verdict.message.kind == "reply" else 0,
         0 if verdict.message.date == written else 1,

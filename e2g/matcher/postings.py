@@ -18,6 +18,7 @@ from e2g.mail import threads as thread_rules
 from e2g.mail.backport import process_kind
 from e2g.mail.threads import replies_below
 from e2g.matcher.candidates import Memo, MessageCache, window
+from e2g.matcher.rootless import ROOTLESS
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address
 from e2g.model.links import Commit, Evidence, Posting
@@ -90,10 +91,14 @@ def thread_facts(
     *,
     exclude: set[str],
     threads: Memo[str, ThreadLinks],
+    whole_thread: bool = False,
 ) -> ThreadFacts:
     """Replies below `message` (iteratively, never recursing on mail data). A cover
     letter's own series hangs below it but is not review of it: its patches, and the
-    replies to them, are not counted as the cover's."""
+    replies to them, are not counted as the cover's. With `whole_thread` (a thread
+    whose first mail is missing, e2g.matcher.rootless), every stored mail of the
+    thread, `message` too: each answers the lost patch, or an answer to it the
+    archive lacks as well."""
     if message.kind == "cover" and message.series_id is not None:
         exclude = exclude | {
             member.message_id
@@ -104,7 +109,11 @@ def thread_facts(
         (message_id, parent, (seq, name, email))
         for seq, message_id, parent, name, email in threads(message.thread_root)
     )
-    below = replies_below(message.message_id, links, exclude=exclude)
+    below = (
+        [item for message_id, _, item in links if message_id not in exclude]
+        if whole_thread
+        else replies_below(message.message_id, links, exclude=exclude)
+    )
     reviews = store.reviews_of([seq for seq, _, _ in below])
     return ThreadFacts(
         replies=len(below),
@@ -131,7 +140,13 @@ def to_posting(  # noqa: PLR0913 - all keyword-only
     threads: Memo[str, ThreadLinks],
     exclude: set[str] | None = None,
 ) -> Posting:
-    facts = thread_facts(store, message, exclude=exclude or set(), threads=threads)
+    facts = thread_facts(
+        store,
+        message,
+        exclude=exclude or set(),
+        threads=threads,
+        whole_thread=method == ROOTLESS,
+    )
     first_list = message.lists[0] if message.lists else message.list_id
     return Posting(
         message_id=message.message_id,

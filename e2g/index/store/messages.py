@@ -131,6 +131,19 @@ class MessageReads(StoreBase):
             ]
         return found
 
+    def rootless_replies(
+        self, subject_key: str, *, low: int, high: int, limit: int = 50
+    ) -> list[StoredMessage]:
+        """Replies dated in [low, high] whose subject key is `subject_key` and whose
+        thread's first mail is not stored (a ghost root), oldest first."""
+        return self._select(
+            "subject_key = ? AND subject_key != '' AND kind = 'reply' "
+            "AND date BETWEEN ? AND ? AND NOT EXISTS "
+            "(SELECT 1 FROM messages AS root WHERE root.message_id = messages.thread_root)",
+            (subject_key, low, high),
+            suffix=f"ORDER BY date, seq LIMIT {int(limit)}",
+        )
+
     def replies_after(self, seq: int, *, limit: int) -> list[int]:
         """Seqs of up to `limit` replies above `seq` with no patch-id, in order."""
         return [
