@@ -48,37 +48,52 @@ MAX_SCAN = 64 * 1024  # characters of a cover letter searched for its changelog
 _NOTE = re.compile(r"\[[^\]\s:][^\]:]{0,80}:\s*[^\]]+\]")
 
 
-def comments_on_patch(body: str) -> bool:
-    """Whether a reply quotes a patch and says something of its own about it."""
-    quoted = headers = own = 0
-    for line in body.splitlines():
-        if line == "-- ":  # the signature: nothing below is about the patch
-            break
-        stripped = line.strip()
-        if line.startswith(">"):
-            if _QUOTED_DIFF.match(line):
-                quoted += 1
-                headers += _HEADER.match(line) is not None
-        elif stripped and not _boilerplate(stripped):
-            own += 1
-    return own > 0 and (headers > 0 or quoted >= QUOTED_DIFF_LINES)
-
-
 # "Ack", "Acked", "ACK." or "Ack'd!" starting a line, alone or ending a sentence
 # ("Ack. It should always have done this.", "Ack, thanks"): "Ack for the first
-# two" says something else.
+# two" says something else. Only lines starting "ack" are tried against it.
 _ACK = re.compile(r"(?i)ack(?:ed|'d)?(?:[.!,;:].*)?")
+ACK = "ack"
+COMMENT = "comment"
+
+
+def review_in(body: str) -> str:
+    """What review a reply gives in its own words: ACK when it acks (`acks`),
+    else COMMENT when it comments on the quoted patch (`comments_on_patch`), else
+    "" (one pass over its lines for both)."""
+    acked, commented = _scan(body)
+    return ACK if acked else COMMENT if commented else ""
+
+
+def comments_on_patch(body: str) -> bool:
+    """Whether a reply quotes a patch and says something of its own about it."""
+    return _scan(body)[1]
 
 
 def acks(body: str) -> bool:
     """Whether a reply acks the patch in the shorthand for Acked-by, starting a
     line of its own (not quoted, not in the signature)."""
+    return _scan(body)[0]
+
+
+def _scan(body: str) -> tuple[bool, bool]:
+    """(acks, comments on the quoted patch) of a reply."""
+    quoted = headers = own = 0
+    acked = False
     for line in body.splitlines():
-        if line == "-- ":
+        if line == "-- ":  # the signature: nothing below is about the patch
             break
-        if not line.startswith(">") and _ACK.fullmatch(line.strip()):
-            return True
-    return False
+        if line.startswith(">"):
+            if _QUOTED_DIFF.match(line):
+                quoted += 1
+                headers += _HEADER.match(line) is not None
+            continue
+        stripped = line.strip()
+        if stripped[:3].lower() == "ack" and _ACK.fullmatch(stripped):
+            acked = True
+        elif not stripped or _boilerplate(stripped):
+            continue
+        own += 1
+    return acked, own > 0 and (headers > 0 or quoted >= QUOTED_DIFF_LINES)
 
 
 def _boilerplate(line: str) -> bool:

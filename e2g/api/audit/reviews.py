@@ -20,7 +20,7 @@ from e2g.api.audit.facts import (
     version_of,
 )
 from e2g.api.audit.model import ReviewGiven, TagCheck
-from e2g.mail.review import acks, comments_on_patch, person
+from e2g.mail.review import ACK, COMMENT, acks, person, review_in
 from e2g.mail.trailers import parse_trailers
 from e2g.model import Address
 
@@ -28,8 +28,8 @@ from e2g.model import Address
 REVIEW_TRAILERS = frozenset(
     {"Reviewed-by", "Acked-by", "Tested-by", "Reviewed-and-tested-by"}
 )
-COMMENT = "comment"  # the trailer of a review given as comments on the quoted patch
-ACK = "ack"  # the trailer of a review given as a bare "Ack." (e2g.mail.review.acks)
+# ReviewGiven's trailer of a review given in a reply's own words (e2g.mail.review):
+# COMMENT, comments on the quoted patch; ACK, a bare "Ack.".
 ACKED_BY = "Acked-by"  # the tag a bare "Ack." backs
 # A line that may be a review tag: only those messages are parsed for trailers.
 _REVIEW_TAG = re.compile(
@@ -87,15 +87,8 @@ def reviews_of(
     for reply in others:
         if reply.message_id in given:
             continue
-        body = sources.body(reply.seq)
-        kind = (
-            ACK
-            if acks(body)
-            else COMMENT
-            if posted.is_patch and comments_on_patch(body)
-            else ""
-        )
-        if kind:
+        kind = review_in(sources.body(reply.seq))
+        if kind == ACK or (kind == COMMENT and posted.is_patch):
             found.append(
                 ReviewGiven(
                     trailer=kind,

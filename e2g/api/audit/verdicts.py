@@ -57,9 +57,10 @@ from e2g.api.audit.model import (
     Verdict,
     VersionInfo,
 )
-from e2g.api.audit.reviews import COMMENT, authors, check_tags, reviews_of
+from e2g.api.audit.reviews import authors, check_tags, reviews_of
 from e2g.index.store import AuditRow
 from e2g.mail.interdiff import Interdiff, compare_hunks, hunks
+from e2g.mail.review import COMMENT
 from e2g.model import Address
 
 # Found by an exact key: the posting is the commit's, whatever its score.
