@@ -92,8 +92,8 @@ def _respace(
     counts: tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]],
 ) -> None:
     """Count the pairs of one change that differ only in spacing as context. Most
-    changes share no words between their sides and cost one set here (the pairing
-    cost 15% of an audit of git.git's history when made for every change)."""
+    changes share no words between their sides and cost one set here (pairing
+    every change added a tenth to an audit of git.git's history: 1.9 s of 18)."""
     if not removed or not added:
         return
     words = {text for _, text in removed}
