@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from e2g.api import tree_view
+from e2g.api import landing, tree_view
 from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
 from e2g.errors import E2gError, NotMatched
@@ -87,11 +87,9 @@ def link(
             result = _backport(settings, matcher, repository, commit, edge)
         else:
             result = _matched(matcher, repository, commit, ignore_trailers)
+        places = tree_view.in_trees(matcher.store, repo=key, sha=commit.sha, edge=edge)
         return replace(
-            result,
-            trees=tree_view.in_trees(
-                matcher.store, repo=key, sha=commit.sha, edge=edge
-            ),
+            result, trees=landing.landed(settings, repository, places, repo=key)
         )
     finally:
         matcher.store.close()

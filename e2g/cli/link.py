@@ -136,10 +136,11 @@ def _render_trees(result: LinkResult) -> None:
 
 def _render_in_trees(places: Sequence[InTree]) -> None:
     """Each tree's commit of the patch and its release, when there is more to say
-    than the one commit in an unnamed repository."""
+    than the one commit in an unnamed repository (a merge, a tag)."""
     from e2g.render import releases_line
 
-    if len(places) < 2 and not any(place.tree for place in places):
+    said = any(place.tree or place.release or place.merge for place in places)
+    if len(places) < 2 and not said:
         return
     output.out("in trees:")
     for place in places:

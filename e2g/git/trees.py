@@ -1,5 +1,6 @@
 """What git says of trees: commit heads without diffs, patch-ids, abbreviated shas,
-the tags that first contain commits, and merges.
+the tags that first contain commits, and merges (the merge that brought a commit
+into a branch, also for one commit of a repository with no named trees).
 
 Runs git, one process per call (never one per commit); parses nothing of mail. Used
 by e2g.api.trees, which brings these facts and the store together.
@@ -7,9 +8,11 @@ by e2g.api.trees, which brings these facts and the store together.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -283,3 +286,79 @@ def first_tags(
         for sha in range_shas(repo, [tag.target], exclude=seen):
             yield sha, tag.name
         seen.append(tag.target)
+
+
+def first_tag(repo: Repo, sha: str) -> str | None:
+    """The oldest tag (by tagger date, else commit date) that contains `sha`, or
+    None: `git name-rev --tags` names a commit after that tag ("v2.51.0-rc0~46^2~9";
+    git.git: the tag `git tag --contains --sort=creatordate` lists first, for 15
+    commits from 2005 to 2026). One walk below the tags; nothing kept here."""
+    name = _git(repo, ["name-rev", "--tags", "--name-only", sha]).decode().strip()
+    if not name or name == "undefined":
+        return None
+    # A ref name holds neither "~" nor "^": what precedes the first is the tag.
+    return re.split(r"[~^]", name.removeprefix("tags/"), maxsplit=1)[0]
+
+
+def merged_into(
+    repo: Repo, shas: Collection[str], *, tip: str
+) -> dict[str, str | None]:
+    """For each of `shas` that `tip` reaches: the merge on `tip`'s first-parent line
+    that brought it in (the oldest commit of that line that reaches it), or None for
+    a commit of that line itself. A commit `tip` does not reach is left out.
+
+    One `git rev-list --topo-order --parents`, read as it streams and stopped once
+    every commit is answered: in topological order a commit comes after all its
+    children, so its answer is the oldest of its children's, or its own when it is
+    on the line; only the commits whose parents are still to come are held (the
+    width of the history, not its length)."""
+    wanted = set(shas)
+    found: dict[str, str | None] = {}
+    if not wanted:
+        return found
+    # By commit: (place on the line, that commit of the line) of the oldest line
+    # commit among its children seen so far.
+    pending: dict[str, tuple[int, str]] = {}
+    line_next: str | None = tip
+    place = 0
+    command = [
+        "git",
+        "-C",
+        str(repo.root),
+        "rev-list",
+        "--topo-order",
+        "--parents",
+        tip,
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as walk:
+        for text in walk.stdout or ():
+            sha, *parents = text.split()
+            best = pending.pop(sha, None)
+            on_line = sha == line_next
+            if on_line:
+                place += 1
+                best = (place, sha)
+                line_next = parents[0] if parents else None
+            if best is None:
+                continue  # not reached from tip (cannot happen in a walk of tip)
+            if sha in wanted:
+                found[sha] = None if on_line else best[1]
+                if len(found) == len(wanted):
+                    walk.kill()
+                    break
+            for parent in parents:
+                held = pending.get(parent)
+                if held is None or held[0] < best[0]:
+                    pending[parent] = best
+    return found
+
+
+def tags_digest(repo: Repo) -> str:
+    """A digest of every tag's name and object: it changes when a tag is added,
+    moved or deleted (one `git for-each-ref`, no tag object read)."""
+    output = _git(
+        repo, ["for-each-ref", "--format=%(refname)%00%(objectname)", "refs/tags"]
+    )
+    return hashlib.sha256(output).hexdigest()
