@@ -159,3 +159,57 @@ def requests_merge(request: PullRequest, merge: PullRequest) -> bool:
     if merge.url:
         return _repository(request.url) == _repository(merge.url)
     return merge.ref is not None
+
+
+# What `git request-pull` writes below the URL: the shortlog ("Author Name (2):"
+# then each subject indented) and the diffstat (" path | 12 +++---", a long path
+# cut to ".../tail", a rename as "old => new" or "dir/{old => new}/file"), ended
+# by " 3 files changed, ...".
+_SHORTLOG_AUTHOR = re.compile(r"^\S[^\n]{0,200} \(\d{1,6}\):$")
+_DIFFSTAT_LINE = re.compile(r"^ (\S[^|\n]{0,1024}?)\s+\|\s+(?:\d+\b|Bin\b)")
+_RENAME_BRACES = re.compile(r"\{([^{}]*) => ([^{}]*)\}")
+MAX_LISTED = 5000  # subjects or paths read from one request
+
+
+def parse_shortlog(text: str) -> tuple[str, ...]:
+    """The commit subjects a pull request's shortlog lists, in its order (each
+    subject once; whitespace runs made one space); () when it has none.
+
+    States: outside (until an "Author (N):" line), then in an author's block, where
+    each indented line is a subject and a blank line or an unindented one ends it."""
+    found: dict[str, None] = {}
+    in_block = False
+    for line in _unquoted_lines(text):
+        if _SHORTLOG_AUTHOR.match(line):
+            in_block = True
+        elif in_block and line[:1].isspace() and line.strip():
+            found.setdefault(" ".join(line.split()), None)
+            if len(found) >= MAX_LISTED:
+                break
+        else:
+            in_block = False
+    return tuple(found)
+
+
+def parse_diffstat(text: str) -> tuple[str, ...]:
+    """The paths a pull request's diffstat lists (a rename's new path; a path git
+    cut short keeps its leading ".../"), in its order; () when it has none."""
+    found: dict[str, None] = {}
+    for line in _unquoted_lines(text):
+        row = _DIFFSTAT_LINE.match(line)
+        if row is None:
+            continue
+        path = _RENAME_BRACES.sub(r"\2", row[1].strip())
+        path = path.split(" => ")[-1].replace("//", "/")
+        found.setdefault(path, None)
+        if len(found) >= MAX_LISTED:
+            break
+    return tuple(found)
+
+
+def same_path(listed: str, path: str) -> bool:
+    """Whether the diffstat's `listed` names `path` (".../tail" names any path
+    that ends in "/tail")."""
+    if listed.startswith(".../"):
+        return path.endswith(listed[3:])
+    return listed == path
