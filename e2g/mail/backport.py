@@ -32,7 +32,12 @@ they are the backport's postings, never the upstream patch's review:
   `... added to the 6.1-stable tree` variants ("queue", "stable-queue");
 - linux-next's merge reports (`linux-next: manual merge of the X tree with the Y
   tree`, `linux-next: build failure after merge of the X tree`): they quote the
-  conflicting patches' hunks, and are no patch's review either.
+  conflicting patches' hunks, and are no patch's review either;
+- any mail the stable team's tools mark with an `X-stable:` header (`X-stable:
+  review` on AUTOSEL and review-series mails, with `X-stable-base: Linux 4.19.292`
+  naming the series), whatever its subject says: a step of the process. The header
+  is the one mark that survives a subject rewritten on the way (a list's tag, a
+  resend without the version).
 """
 
 from __future__ import annotations
@@ -147,9 +152,19 @@ _MAYBE = re.compile(
 _NEXT_MERGE = re.compile(r"^\s*linux-next:\s.*\bmerge\b", re.IGNORECASE)
 
 
-def process_kind(subject: str) -> ProcessKind | None:
-    """The backport-process step `subject` names, or None for any other mail."""
-    if not _MAYBE.search(subject):
+# The headers the process's tools add; what a store keeps of a mail for
+# process_kind's `stable` and process_version's `base`, by lower-case name.
+STABLE_HEADERS = ("x-stable", "x-stable-base")
+
+
+def process_kind(subject: str, *, stable: str | None = None) -> ProcessKind | None:
+    """The backport-process step `subject` names, or None for any other mail.
+
+    `stable`: the mail's X-stable: header when known ("review"); any value marks
+    the mail as the process's (AUTOSEL when its subject says so, else a review
+    series mail) unless its subject is a reply's or names another step."""
+    marked = bool(stable and stable.strip())
+    if not marked and not _MAYBE.search(subject):
         return None
     if _FAILED.match(subject):
         return ProcessKind.FAILED
@@ -163,7 +178,7 @@ def process_kind(subject: str) -> ProcessKind | None:
     tags = [tag.casefold() for tag in info.tags]
     if "autosel" in tags:
         return ProcessKind.AUTOSEL
-    if any(_STABLE_TAG.match(tag) for tag in tags):
+    if marked or any(_STABLE_TAG.match(tag) for tag in tags):
         return ProcessKind.STABLE_REVIEW
     return None
 
@@ -194,9 +209,10 @@ def process_title(subject: str) -> str | None:
 _VERSION_IN = re.compile(r"\b(\d{1,2}\.\d{1,3})(?:\.y|\.\d{1,3})?(?:-stable)?\b")
 
 
-def process_version(subject: str) -> str | None:
+def process_version(subject: str, *, base: str | None = None) -> str | None:
     """The stable series a backport-process mail is for ("6.1"), or None when it
-    names none: the AUTOSEL or review tag, or the tree a notice names."""
+    names none: the AUTOSEL or review tag, or the tree a notice names; else its
+    X-stable-base: header (`base`, "Linux 4.19.292": "4.19") when known."""
     notice = _FAILED.match(subject) or _QUEUED.match(subject)
     if notice is not None:
         found = _VERSION_IN.search(subject[notice.end(1) :])
@@ -205,4 +221,5 @@ def process_version(subject: str) -> str | None:
         found = _VERSION_IN.fullmatch(tag)
         if found:
             return found[1]
-    return None
+    found = _VERSION_IN.search(base[:200]) if base else None
+    return found[1] if found else None
