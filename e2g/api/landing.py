@@ -7,9 +7,10 @@ repository's are asked of git (e2g.git.trees: one history walk and one `git
 name-rev`, about a second each on git.git without a commit-graph) and cached under
 the data dir's `landing/`, one small JSON file per commit and repository. An
 answer that holds stays cached: a commit's first tag does not change, nor the
-merge that brought it into a branch that only grows. One that may still change (no
-tag contains the commit yet, the branch does not reach it) is asked again when the
-branch's tip moved. Used by e2g.api.link.
+merge that brought it into a branch that only grows. One that may still change is
+asked again when what it depends on moved (one `git show-ref`): no tag contained
+the commit, and a tag was added or moved since; the branch did not reach it, and
+its tip moved since. Used by e2g.api.link.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _answer(
         return cached  # no git at all
     from e2g.git import trees as git_trees  # here: not for an answer that holds
 
-    tip = repository.resolve("HEAD")
+    tip, digest = git_trees.tip_and_tags(repository)
     answer: dict[str, str | None] = {
         "version": str(_VERSION),
         "branch": branch,
@@ -83,9 +84,6 @@ def _answer(
             "reached": "yes" if sha in merges else "no",
             "merge": merges.get(sha),
         }
-    digest = cached.get("tags") if cached.get("release") is not None else None
-    if digest is None:
-        digest = git_trees.tags_digest(repository)
     if cached.get("release") is not None or cached.get("tags") == digest:
         answer["release"] = cached.get("release")
     else:

@@ -355,10 +355,12 @@ def merged_into(
     return found
 
 
-def tags_digest(repo: Repo) -> str:
-    """A digest of every tag's name and object: it changes when a tag is added,
-    moved or deleted (one `git for-each-ref`, no tag object read)."""
-    output = _git(
-        repo, ["for-each-ref", "--format=%(refname)%00%(objectname)", "refs/tags"]
-    )
-    return hashlib.sha256(output).hexdigest()
+def tip_and_tags(repo: Repo) -> tuple[str, str]:
+    """HEAD's commit, and a digest of every tag's name and object (it changes when
+    a tag is added, moved or deleted), from one `git show-ref`: no tag object read."""
+    output = _git(repo, ["show-ref", "--head", "--tags"]).decode()
+    head, _, tags = output.partition("\n")
+    sha, _, name = head.partition(" ")
+    if name != "HEAD":
+        raise RepoError(f"no commit checked out in {repo.root} (HEAD is unborn)")
+    return sha, hashlib.sha256(tags.encode()).hexdigest()
