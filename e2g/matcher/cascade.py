@@ -32,6 +32,7 @@ from e2g.matcher.postings import (
     covers,
     family,
     posting_order,
+    series_sibling,
     thread_links,
     to_posting,
 )
@@ -186,7 +187,8 @@ class Matcher:
         chosen: _Chosen = {}
         for verdict in accepted:
             if verdict is best or (
-                revert_depth(verdict.message.subject_key) == depth
+                not series_sibling(best.message, verdict.message)
+                and revert_depth(verdict.message.subject_key) == depth
                 and (
                     verdict.score.total >= POSTING_SCORE
                     or verdict.message.subject_key == best.message.subject_key
@@ -210,6 +212,7 @@ class Matcher:
                 relative.message_id in chosen
                 or (relative.date is not None and relative.date > latest)
                 or revert_depth(relative.subject_key) != depth
+                or series_sibling(best.message, relative)
             ):
                 continue
             kinship = self._kinship(request, best.message, relative)

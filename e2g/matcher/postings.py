@@ -62,6 +62,17 @@ def family(
     return [message for message in found if process_kind(message.subject) is None]
 
 
+def series_sibling(best: StoredMessage, other: StoredMessage) -> bool:
+    """Another patch of the best match's own series (another part, another diff):
+    a sibling, never a version of this patch however alike their diffs."""
+    return (
+        best.series_id is not None
+        and other.series_id == best.series_id
+        and other.part != best.part
+        and other.patch_id != best.patch_id
+    )
+
+
 def same_author(one: StoredMessage, other: StoredMessage) -> bool:
     """The same person sent both: the same address, or the same name under a new
     address (a new employer between v1 and v3)."""

@@ -4,15 +4,19 @@ revert (equal diffs, different commits)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from e2g import config
 from e2g.api.core import ingest
 from e2g.api.link import link, match
 from e2g.mail.subject import revert_depth
+from e2g.matcher.postings import series_sibling
 from e2g.model.links import LinkResult
 from tests.audit_world import ALICE, BOB, MAINT, World, quoted
 from tests.conftest import git
+from tests.matcher.test_scoring import _POSTED
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +96,16 @@ def test_a_redone_change_and_its_first_posting_stay_apart(
     world, name: str, message_id: str
 ) -> None:
     assert [p.message_id for p in _link(world, name).postings] == [message_id]
+
+
+def test_a_series_sibling_is_no_version() -> None:
+    one = replace(_POSTED, series_id=7, part=1, total=2, patch_id="1" * 40)
+    assert not series_sibling(one, one)
+    assert series_sibling(one, replace(one, part=2, patch_id="2" * 40))
+    # The same diff sent twice in one series is a copy, not a sibling.
+    assert not series_sibling(one, replace(one, part=2))
+    assert not series_sibling(one, replace(one, series_id=8, part=2, patch_id="2" * 40))
+    assert not series_sibling(replace(one, series_id=None), replace(one, part=2))
 
 
 def test_revert_depth() -> None:
