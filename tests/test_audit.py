@@ -21,6 +21,7 @@ from e2g.api.audit.facts import (
     read_facts,
     version_of,
 )
+from e2g.api.audit.reviews import _posting_reviews, authors, reviews_of
 from e2g.api.audit.verdicts import Rules, decide, exempt_reason, outside_reason
 from e2g.api.core import open_store
 from e2g.api.link import repo_key
@@ -202,6 +203,37 @@ def test_a_bare_ack_of_the_cover_reviews_its_patches_and_backs_the_tag(audits):
     assert found.evidence == "v1 ack Carol Tester"
     (tag,) = found.tags
     assert (tag.trailer, tag.backed_by, tag.version) == ("Acked-by", "l0r@x", 1)
+
+
+def test_skipping_a_reviewed_versions_cover_replies_changes_no_verdict(world):
+    """reviews_of reads a cover letter's replies only for a version with no review
+    yet from anyone but the committer: what verdicts use (the versions reviewed,
+    and by whom other than the committer) is what reading every reply gives."""
+    settings, repo, shas = world
+    repository = Repo.open(repo)
+    commits = list(repository.commit_messages(list(shas.values()), walk=False))
+    people = People(None)
+
+    def used(reviews) -> set[tuple[int, bool]]:
+        return {(review.version, review.committer) for review in reviews}
+
+    with open_store(settings) as store:
+        sources = Sources(store.diff, store.body, lambda sha, renames: None)
+        for facts in read_facts(store, repo_key(repository), commits):
+            named = people.group(authors(facts))
+            every = [
+                review
+                for posted in facts.postings
+                for review in _posting_reviews(
+                    posted, people=people, authors=named, sources=sources,
+                    facts=facts, settled=set(),
+                )
+            ]  # fmt: skip
+            fast = reviews_of(facts, people=people, authors=named, sources=sources)
+            assert {v for v, committer in used(fast) if not committer} == {
+                v for v, committer in used(every) if not committer
+            }
+            assert {v for v, _ in used(fast)} == {v for v, _ in used(every)}
 
 
 def test_a_cover_is_of_its_series_patch_version(world):

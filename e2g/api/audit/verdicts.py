@@ -111,13 +111,7 @@ def decide(
             verdict=Verdict.OUTSIDE if outside else Verdict.NOT_POSTED,
             evidence=outside or "no posting found",
         )
-    reviews = tuple(
-        review
-        for posted in facts.postings
-        for review in reviews_of(
-            posted, people=people, authors=named, sources=sources, facts=facts
-        )
-    )
+    reviews = reviews_of(facts, people=people, authors=named, sources=sources)
     counted = [r for r in reviews if not (rules.strict and r.committer)]
     versions = _versions(facts, {review.version for review in counted})
     base = _audit(
