@@ -85,6 +85,12 @@ def hunks(diff: str) -> list[Hunk]:
 
     lines = diff.splitlines()
     for index, line in enumerate(lines):
+        first = line[:1]
+        if header is not None and (
+            first in (" ", "+") or (first == "-" and not _file_header(lines, index))
+        ):
+            body.append(line)  # most lines: one test (the chain below has 5)
+            continue
         if line.startswith("diff --git "):
             close()
             header, body = None, []

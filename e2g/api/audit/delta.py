@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from difflib import SequenceMatcher
+from itertools import product
 
 from e2g.api.audit.facts import (
     CommitFacts,
@@ -60,8 +61,9 @@ def line_counts(
     the line are one unchanged line, as `git diff -w` shows them (a realigned
     table); not so a changed indentation (another block, in Python) or a line
     moved."""
-    every: Counter[tuple[str, str]] = Counter()
-    changed: Counter[tuple[str, str]] = Counter()
+    every: list[tuple[str, str]] = []  # counted at the end, at C speed
+    changed: list[tuple[str, str]] = []
+    respaced: list[tuple[str, str]] = []  # (path, words) of pairs made context
     for hunk in cut:
         path = hunk.path
         removed: list[tuple[str, str]] = []  # (line, its words) of the change
@@ -71,34 +73,41 @@ def line_counts(
             if marker not in ("+", "-", " "):
                 continue
             words = "".join(line[1:].split())
-            every[path, marker + words] += 1
+            key = (path, marker + words)
+            every.append(key)
             if marker == "-":
-                changed[path, marker + words] += 1
+                changed.append(key)
                 removed.append((line, words))
             elif marker == "+":
-                changed[path, marker + words] += 1
+                changed.append(key)
                 added.append((line, words))
             elif removed or added:
-                _respace(path, removed, added, (every, changed))
+                respaced += _respaced(path, removed, added)
                 removed, added = [], []
-        _respace(path, removed, added, (every, changed))
-    return every, changed
+        respaced += _respaced(path, removed, added)
+    counts = Counter(every), Counter(changed)
+    for path, words in respaced:
+        for counter, marker in product(counts, "-+"):
+            key = (path, marker + words)
+            counter[key] -= 1
+            if not counter[key]:
+                del counter[key]
+        counts[0][path, " " + words] += 1
+    return counts
 
 
-def _respace(
-    path: str,
-    removed: list[tuple[str, str]],
-    added: list[tuple[str, str]],
-    counts: tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]],
-) -> None:
-    """Count the pairs of one change that differ only in spacing as context. Most
-    changes share no words between their sides and cost one set here (pairing
-    every change added a tenth to an audit of git.git's history: 1.9 s of 18)."""
+def _respaced(
+    path: str, removed: list[tuple[str, str]], added: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The pairs of one change that differ only in spacing, as (path, words).
+    Most changes share no words between their sides and cost one set here
+    (pairing every change added a tenth to an audit of git.git's history: 1.9 s
+    of 18)."""
     if not removed or not added:
-        return
+        return []
     words = {text for _, text in removed}
     if all(text not in words for _, text in added):
-        return
+        return []
     # In order: a line moved within the change stays a change.
     matcher = SequenceMatcher(
         None,
@@ -106,20 +115,11 @@ def _respace(
         [_spacing(line) for line, _ in added],
         autojunk=False,
     )
-    every, changed = counts
-    for first, _, size in matcher.get_matching_blocks():
-        for _, text in removed[first : first + size]:
-            for counter, marker in (
-                (every, "-"),
-                (every, "+"),
-                (changed, "-"),
-                (changed, "+"),
-            ):
-                key = (path, marker + text)
-                counter[key] -= 1
-                if not counter[key]:
-                    del counter[key]
-            every[path, " " + text] += 1
+    return [
+        (path, text)
+        for first, _, size in matcher.get_matching_blocks()
+        for _, text in removed[first : first + size]
+    ]
 
 
 def _spacing(line: str) -> tuple[str, str]:
