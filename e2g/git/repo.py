@@ -137,6 +137,19 @@ class Repo:
             )
         return result.stdout.decode("ascii").strip()
 
+    def range_names(self, revs: Sequence[str]) -> tuple[str, ...] | None:
+        """A range as git rev-parse names it, each revision a full object name
+        (`A..B` is B and ^A): the same names, the same commits. None when git
+        cannot parse it (an unknown revision, an unborn HEAD)."""
+        result = self._run(["rev-parse", "--end-of-options", *revs, "--"])
+        if result.returncode != 0:
+            return None
+        return tuple(
+            name
+            for name in result.stdout.decode("ascii", "replace").split()
+            if name not in ("--", "--end-of-options")  # git 2.39 echoes both
+        )
+
     def rev_list(
         self, revs: Sequence[str] = (), *, all_refs: bool = False
     ) -> list[str]:

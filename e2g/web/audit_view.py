@@ -51,7 +51,27 @@ def check_range(text: str) -> tuple[str, ...]:
 def audit_page(
     context: WebContext, revs: tuple[str, ...], *, strict: bool
 ) -> AuditPage:
-    """The verdicts on the newest MAX_COMMITS commits of `revs`, and their summary."""
+    """The verdicts on the newest MAX_COMMITS commits of `revs`, and their summary,
+    cached while the store, the range's commits (by object name: a moved branch is
+    another key) and the mailmap are unchanged (0.8 s for liburing's history)."""
+    from e2g.api.audit import range_key
+
+    try:
+        key = range_key(context.repo, revs)
+    except errors.E2gError:
+        key = None  # the audit itself says what is wrong
+    if key is None:
+        return _audit_page(context, revs, strict=strict)
+    found = context.cached(
+        ("audit-page", strict, *key), lambda: _audit_page(context, revs, strict=strict)
+    )
+    assert isinstance(found, AuditPage)
+    return found
+
+
+def _audit_page(
+    context: WebContext, revs: tuple[str, ...], *, strict: bool
+) -> AuditPage:
     from e2g.api.audit import AuditOptions, audit
 
     found: list[CommitAudit] = []

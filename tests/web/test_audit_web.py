@@ -9,17 +9,25 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from e2g.api.audit import range_key
 from e2g.api.link import match
 from e2g.web.app import create_app
+from e2g.web.context import store_signature
 from tests.audit_world import build
+from tests.conftest import clone, git
+from tests.test_audit import IDENTITY
 
 
 @pytest.fixture(scope="module")
-def audited(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[TestClient, dict[str, str]]]:
+def built(tmp_path_factory: pytest.TempPathFactory):
     settings, repo, shas = build(tmp_path_factory.mktemp("audit-web"))
     match(settings, [], repo=repo, jobs=1)  # the web only reads
+    return settings, repo, shas
+
+
+@pytest.fixture(scope="module")
+def audited(built) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    settings, repo, shas = built
     with TestClient(
         create_app(settings, repo=Path(repo)), raise_server_exceptions=False
     ) as client:
@@ -99,3 +107,28 @@ def test_front_page_badges_are_verdicts_not_reviewed(audited):
     assert ">posted-unreviewed</a>" in page.text
     assert ">reviewed</a>" in page.text
     assert '<span class="tag ok">reviewed</span>' not in page.text
+
+
+def test_the_audit_page_is_cached_until_its_range_moves(built, tmp_path):
+    """Cached under the range's object names: the same page again from the cache,
+    a new commit on HEAD another key (never the stale page), a range git cannot
+    name no entry."""
+    settings, repo, _ = built
+    other = clone(repo, tmp_path / "other")
+    with TestClient(create_app(settings, repo=other)) as client:
+        first = client.get("/audit")
+        assert first.status_code == 200
+        cache = client.app.state.e2g.cache
+        key = ("audit-page", False, *range_key(other, ()))
+        assert cache.get(key, store_signature(settings)) is not None
+        assert client.get("/audit").text == first.text
+        (other / "n.c").write_text("int n;\n")
+        git(other, "add", "n.c")
+        git(other, "commit", "-q", "-m", "n: add n.c", env=IDENTITY)
+        moved = client.get("/audit")
+        assert "n: add n.c" in moved.text
+        assert "n: add n.c" not in first.text
+        assert range_key(other, ("no-such-branch",)) is None
+        assert (
+            client.get("/audit", params={"range": "no-such-branch"}).status_code != 200
+        )

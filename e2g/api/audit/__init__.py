@@ -16,7 +16,7 @@ from e2g.api.audit.model import (
     Verdict,
     VersionInfo,
 )
-from e2g.api.audit.run import AuditOptions, audit
+from e2g.api.audit.run import AuditOptions, audit, range_key
 
 __all__ = [
     "ArchiveWindow",
@@ -30,4 +30,5 @@ __all__ = [
     "Verdict",
     "VersionInfo",
     "audit",
+    "range_key",
 ]

@@ -77,6 +77,22 @@ def audit(
     return summary
 
 
+def range_key(repo: Path, revs: Sequence[str]) -> tuple[object, ...] | None:
+    """What an audit of `revs` reads besides the store and the settings, as a key
+    for a cache: the range's commits as full object names, HEAD's too (a bare
+    repository's mailmap is HEAD:.mailmap), and the work tree's .mailmap; None
+    when git cannot name them (then cache nothing)."""
+    repository = Repo.open(repo)
+    names = repository.range_names(("HEAD", *revs))
+    if names is None:
+        return None
+    try:
+        found = (repository.root / ".mailmap").stat()
+    except OSError:
+        return names
+    return (*names, found.st_mtime_ns, found.st_size)
+
+
 def _match(
     settings: Settings,
     repo: Path,
