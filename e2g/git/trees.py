@@ -311,7 +311,13 @@ def merged_into(
     every commit is answered: in topological order a commit comes after all its
     children, so its answer is the oldest of its children's, or its own when it is
     on the line; only the commits whose parents are still to come are held (the
-    width of the history, not its length)."""
+    width of the history, not its length).
+
+    For one commit, the walk leaves out what its parents reach: its descendants
+    and the line down to its merge are never among those (each reaches it), and
+    they are all its answer needs (git.git, a commit of last month: 0.9 s -> 0.2 s
+    without a commit-graph). For several, one descending from another would lose
+    descendants that way: their walk is the whole history."""
     wanted = set(shas)
     found: dict[str, str | None] = {}
     if not wanted:
@@ -329,6 +335,7 @@ def merged_into(
         "--topo-order",
         "--parents",
         tip,
+        *(["--not", f"{next(iter(wanted))}^@"] if len(wanted) == 1 else []),
     ]
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
