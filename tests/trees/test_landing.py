@@ -84,6 +84,9 @@ def test_the_merge_that_brought_each_commit_in(tmp_path: Path) -> None:
         shas["m2"]: None,
         shas["m3"]: None,
     }  # "elsewhere" is on no branch master reaches
+    for sha in shas.values():  # one at a time: the walk stops at its parents
+        alone = merged_into(repository, [sha], tip=tip)
+        assert alone == ({sha: found[sha]} if sha in found else {})
     assert first_tag(repository, shas["t1"]) == "v1"
     assert first_tag(repository, shas["root"]) == "v1"
     assert first_tag(repository, shas["t2"]) == "v2"
