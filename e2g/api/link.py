@@ -271,7 +271,8 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
             max_seq,
             to_json,
         )
-        for answer in batch.results(job, todo, jobs=jobs):
+        # Nothing left (a branch of backports): no matcher or worker is started.
+        for answer in batch.results(job, todo, jobs=jobs) if todo else ():
             _count(summary, answer)
             pending.append(answer.rows)
             if len(pending) >= BATCH:
@@ -346,7 +347,7 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
     before = [
         trees.branch_name(branch)
         for other in settings.trees[: ranks[name]]
-        if repo_key(Repo.open(other.repo)) == key
+        if other.repo == tree.repo or repo_key(Repo.open(other.repo)) == key
         for branch in other.branches
     ]
     summaries = []
