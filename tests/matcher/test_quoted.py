@@ -58,7 +58,9 @@ def world(tmp_path_factory: pytest.TempPathFactory):
     world.edit("c.c", 2, "int c2 = 22;")
     world.edit("c.c", 10, "int c10 = 100;")
     shas["commented"] = world.commit("c: set c2 and c10")
-    first, second = re.split(r"(?m)^(?=@@)", world.diff_of(shas["commented"]), maxsplit=2)[1:]
+    first, second = re.split(
+        r"(?m)^(?=@@)", world.diff_of(shas["commented"]), maxsplit=2
+    )[1:]
     head = world.diff_of(shas["commented"]).split("@@")[0]
     world._send(  # noqa: SLF001
         "Re: [PATCH] c: set c2 and c10",
