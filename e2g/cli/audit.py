@@ -92,9 +92,9 @@ def render_summary(summary: AuditSummary) -> None:
         archive = summary.archive
         output.out(
             f"archive: {archive.first:%Y-%m-%d} .. {archive.last:%Y-%m-%d} "
-            f"({', '.join(archive.lists)}): "
+            f"({', '.join(archive.lists)}); "
             f"{output.count(tally.counts[Verdict.OUTSIDE], 'commit')} without a "
-            "posting outside its dates, which it cannot judge"
+            "posting lie outside these dates: it cannot judge them"
         )
     output.out(
         f"coverage of the {output.count(tally.audited, 'commit')} neither exempt nor "

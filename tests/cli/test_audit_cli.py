@@ -36,8 +36,8 @@ def test_one_line_per_commit_then_the_summary(world):
     )
     assert "2 outside-archive, 1 not-posted" in result.stdout
     assert (
-        "archive: 2021-03-01 .. 2021-04-09 (frob-devel.lists.example.org): "
-        "2 commits without a posting outside its dates" in result.stdout
+        "archive: 2021-03-01 .. 2021-04-09 (frob-devel.lists.example.org); "
+        "2 commits without a posting lie outside these dates" in result.stdout
     )
     assert "coverage of the 11 commits neither exempt nor outside" in result.stdout
     assert "strict 36.4% (reviewed), lenient 63.6%" in result.stdout
