@@ -9,6 +9,7 @@ left over after the exact match.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,10 +159,24 @@ def diff_similarity(commit_lines: LinesByFile, mail_lines: LinesByFile) -> float
 
 
 def subject_similarity(a_key: str, b_key: str) -> float:
-    """Token-sort similarity in [0, 1] of two subject keys (word order ignored)."""
+    """Token-sort similarity in [0, 1] of two subject keys (word order ignored),
+    halved when both name versions (`1.7.10`, `v0.6.2-rc2`) and not the same ones:
+    "Sparse v0.6.2-rc2" is another change than "Sparse v0.6.1-rc2 is now out",
+    however alike the words."""
     if not a_key or not b_key:
         return 0.0
-    return float(fuzz.token_sort_ratio(a_key, b_key)) / 100.0
+    similarity = float(fuzz.token_sort_ratio(a_key, b_key)) / 100.0
+    versions = _versions(a_key), _versions(b_key)
+    if all(versions) and versions[0] != versions[1]:
+        return similarity / 2
+    return similarity
+
+
+_VERSION = re.compile(r"\d+(?:\.\d+)+(?:-?rc\d+)?")
+
+
+def _versions(key: str) -> frozenset[str]:
+    return frozenset(_VERSION.findall(key)) if "." in key else frozenset()
 
 
 def pair_files(
