@@ -30,7 +30,7 @@ from e2g.git import trees as git_trees
 from e2g.git.repo import Repo
 from e2g.git.trees import CommitHead
 from e2g.index.link_writer import LinkRows, TreeWriter
-from e2g.index.store import BackportEdge, Store, StoredSha, TreePlace
+from e2g.index.store import BackportEdge, Store, StoredSha, SubjectRow, TreePlace
 from e2g.mail.backport import (
     BackportNote,
     notice_keys,
@@ -288,29 +288,27 @@ def process_mails(
     one is known (then one query per 500 titles; else two ranges per title)."""
     keys = sorted({subject_key(subject) for subject in subjects})
     title_of = {key: key for key in keys}
-    rows = []
+    rows: list[SubjectRow] = []
     if version is not None:
         title_of |= {
             notice: key for key in keys for notice in notice_keys(key, version)
         }
         rows = [
-            (title_of[k], mid, subject)
-            for k, mid, subject in store.subjects_by_key(sorted(title_of))
+            row._replace(key=title_of[row.key])
+            for row in store.subjects_by_key(sorted(title_of))
         ]
     else:
-        rows = [(k, mid, subject) for k, mid, subject in store.subjects_by_key(keys)]
+        rows = store.subjects_by_key(keys)
         for key in keys:
             for prefix in notice_prefixes(key):
                 rows += [
-                    (key, mid, subject)
-                    for _, mid, subject in store.subjects_by_key_prefix(
-                        prefix, limit=PROCESS_MAILS
-                    )
+                    row._replace(key=key)
+                    for row in store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
                 ]
     found: dict[str, list[tuple[str, str, str]]] = {}
-    for key, message_id, subject in rows:
-        kind = process_kind(subject)
-        series = process_version(subject) if kind is not None else None
+    for key, message_id, subject, stable, base in rows:
+        kind = process_kind(subject, stable=stable)
+        series = process_version(subject, base=base) if kind is not None else None
         if kind is None or (version and series and series != version):
             continue
         detail = f"{kind} mail" + (f" for {series}" if series else "")

@@ -391,6 +391,13 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT '{QUOTED_PENDING_KEY}', '0'
         WHERE EXISTS (SELECT 1 FROM messages WHERE kind = 'reply');
     """,
+    # 17: the stable team's X-stable: and X-stable-base: headers, which mark a mail
+    # of the backport process whatever its subject says (e2g.mail.backport); NULL
+    # for mail stored before (its subject still says what it is).
+    """
+    ALTER TABLE messages ADD COLUMN stable TEXT;
+    ALTER TABLE messages ADD COLUMN stable_base TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -317,8 +317,9 @@ class StoreWriter:
             "part, total, rfc, resend, is_reply, tags, author_name, author_email, "
             "patch_author_name, patch_author_email, date, date_raw, date_source, received_at, "
             "list_id, parent_id, thread_root, kind, body, pull_url, pull_ref, "
-            "patch_id, added, removed) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "patch_id, added, removed, stable, stable_base) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?)",
             (
                 message.message_id,
                 int(message.synthetic_id),
@@ -349,6 +350,8 @@ class StoreWriter:
                 patch.patch_id if patch else message.quoted_patch_id,
                 patch.added if patch else 0,
                 patch.removed if patch else 0,
+                message.stable,
+                message.stable_base,
             ),
         )
         assert cursor.lastrowid is not None

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from e2g.mail import dates, encoded, headers, msgid, trailers
+from e2g.mail.backport import STABLE_HEADERS
 from e2g.mail.patch import find_patch
 from e2g.mail.pull import find_pull
 from e2g.mail.quoted import quoted_patch_id
@@ -62,10 +63,11 @@ MAX_HEADER_VALUE = 64 * 1024
 MAX_RECIPIENTS = 256
 MAX_DATE_RAW = 256
 MAX_LIST_ID = 256
+MAX_STABLE = 200  # characters kept of an X-stable: or X-stable-base: header
 _MAIL_HEADERS = ("from", "subject", "date", "message-id")
 _READ_HEADERS = frozenset(
     {*_MAIL_HEADERS, "in-reply-to", "references", "received", "list-id", "list-post",
-     "x-original-from", "reply-to", "to", "cc", "content-type"}
+     "x-original-from", "reply-to", "to", "cc", "content-type", *STABLE_HEADERS}
 )  # fmt: skip
 _NESTED_TYPES = ("multipart/", "message/")
 _FIELD_BREAK = re.compile(r"\n(?![ \t])")
@@ -268,12 +270,18 @@ def _build(
         trailers=trailers.find_in_mail(commentary),
         to=_recipients(fields),
         defects=tuple(dict.fromkeys(defect.reason for defect in parts.defects)),
+        stable=_stable(fields, STABLE_HEADERS[0]),
+        stable_base=_stable(fields, STABLE_HEADERS[1]),
         quoted_patch_id=(
             quoted_patch_id(parts.texts[0])
             if kind is Kind.REPLY and parts.texts
             else None
         ),
     )
+
+
+def _stable(fields: Fields, name: str) -> str | None:
+    return headers.clean_raw(_first(fields, name), limit=MAX_STABLE) or None
 
 
 def _in_reply_to(fields: Fields, message_id: str | None) -> str | None:

@@ -60,7 +60,7 @@ class Pool:
         FAILED or queued notice) never: it carries a patch already applied, and is
         that backport's posting (e2g.api.trees), not the patch's review."""
         for message in found:
-            if process_kind(message.subject) is not None:
+            if process_kind(message.subject, stable=message.stable) is not None:
                 continue
             self.messages.setdefault(message.message_id, message)
             self.sources.setdefault(message.message_id, set()).add(source)

@@ -59,7 +59,11 @@ def family(
     found += same_patch if best.patch_id else []
     # A stable review or AUTOSEL mail repeats the patch (same subject, same patch-id,
     # often the same From:): a posting of the backport, not a version of this patch.
-    return [message for message in found if process_kind(message.subject) is None]
+    return [
+        message
+        for message in found
+        if process_kind(message.subject, stable=message.stable) is None
+    ]
 
 
 def series_sibling(best: StoredMessage, other: StoredMessage) -> bool:

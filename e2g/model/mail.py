@@ -98,6 +98,9 @@ class Message:
     defects: tuple[str, ...] = ()
     # A reply that quotes a whole patch: that patch's patch-id (e2g.mail.quoted).
     quoted_patch_id: str | None = None
+    # The stable team's X-stable: and X-stable-base: headers (e2g.mail.backport).
+    stable: str | None = None
+    stable_base: str | None = None
 
     @property
     def parent_id(self) -> str | None:

@@ -47,6 +47,9 @@ class StoredMessage:
     file_lines: tuple[tuple[int, int], ...] = ()
     # Per file of `files`: its line weight (model.lines_weight); None when unknown.
     file_weights: tuple[float | None, ...] = ()
+    # The X-stable: and X-stable-base: headers (e2g.mail.backport), when it had them.
+    stable: str | None = None
+    stable_base: str | None = None
 
     @property
     def date_corrected(self) -> bool:

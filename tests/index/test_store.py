@@ -445,6 +445,8 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "DROP TABLE backports;DROP TABLE releases;DROP TABLE release_tags;"
         "DROP TABLE branch_tips;"
         "ALTER TABLE commits DROP COLUMN patch_id;"
+        "ALTER TABLE messages DROP COLUMN stable;"
+        "ALTER TABLE messages DROP COLUMN stable_base;"
         "PRAGMA user_version = 9;COMMIT;"
     )
     old.execute(

@@ -70,3 +70,24 @@ def test_the_header_with_the_subject_s_own_step() -> None:
     # The subject's series wins over the base the header names.
     assert process_version("[PATCH 6.1 012/100] mm: fix", base="Linux 5.15.1") == "6.1"
     assert process_version("[PATCH] mm: fix", base="no version") is None
+
+
+def test_ingest_keeps_the_header_and_the_matcher_skips_the_mail(tmp_path) -> None:
+    from e2g import config
+    from e2g.api.core import ingest, open_store
+    from e2g.matcher.candidates import Pool
+
+    mbox = tmp_path / "list.mbox"
+    mbox.write_bytes(AUTOSEL_REWRITTEN + b"\n")
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    ingest(settings, [str(mbox)], workers=1)
+    with open_store(settings) as store:
+        (stored,) = store.messages(["20230829133406.520756-3-sasha@example.org"])
+        rows = store.subjects_by_key([stored.subject_key])
+    assert (stored.stable, stored.stable_base) == ("review", "Linux 4.19.292")
+    assert [(row.stable, row.stable_base) for row in rows] == [
+        ("review", "Linux 4.19.292")
+    ]
+    pool = Pool()
+    pool.add([stored], "patch-id")  # a patch of the backport process: no candidate
+    assert pool.messages == {}

@@ -38,6 +38,7 @@ from e2g.index.store.rows import (
     LinkedCommit,
     MatchedSpan,
     StoredSha,
+    SubjectRow,
     ThreadRow,
     TreePlace,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "StoredMessage",
     "StoredSha",
     "SubjectLookup",
+    "SubjectRow",
     "ThreadRow",
     "TreePlace",
     "diff_blocks",

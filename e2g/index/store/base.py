@@ -20,7 +20,7 @@ MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, subject_key, version, part, total, rfc, "
     "resend, author_name, author_email, patch_author_name, patch_author_email, date, "
     "date_raw, date_source, received_at, parent_id, thread_root, kind, pull_url, "
-    "pull_ref, patch_id, added, removed, series_id, list_id"
+    "pull_ref, patch_id, added, removed, series_id, list_id, stable, stable_base"
 )
 
 
@@ -201,6 +201,8 @@ def _message(
         removed,
         series_id,
         list_id,
+        stable,
+        stable_base,
     ) = row
     return StoredMessage(
         seq=int(seq),
@@ -235,6 +237,8 @@ def _message(
         files=tuple(path for path, _, _, _ in files),
         file_lines=tuple((added, removed) for _, added, removed, _ in files),
         file_weights=tuple(weight for _, _, _, weight in files),
+        stable=stable,
+        stable_base=stable_base,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from e2g.model import Address
 
@@ -17,6 +18,16 @@ class StoredSha:
     sha: str
     status: str
     commit_date: int  # Unix time
+
+
+class SubjectRow(NamedTuple):
+    """A message's subject and its X-stable: headers (Store.subjects_by_key)."""
+
+    key: str
+    message_id: str
+    subject: str
+    stable: str | None
+    stable_base: str | None
 
 
 @dataclass(frozen=True, slots=True)

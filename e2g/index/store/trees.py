@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from e2g.index.store.base import StoreBase, in_list
-from e2g.index.store.rows import BackportEdge, StoredSha, TreePlace
+from e2g.index.store.rows import BackportEdge, StoredSha, SubjectRow, TreePlace
 from e2g.model.stored import StoredMessage
 
 
@@ -169,32 +169,47 @@ class TreeReads(StoreBase):
             suffix="ORDER BY date DESC LIMIT ?",
         )
 
-    def subjects_by_key(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(subject_key, message_id, subject) of every message whose subject key is
-        one of `keys`, light (no files or lists): one query per 500 keys."""
-        found: list[tuple[str, str, str]] = []
+    def subjects_by_key(self, keys: Sequence[str]) -> list[SubjectRow]:
+        """(subject_key, message_id, subject, X-stable:, X-stable-base:) of every
+        message whose subject key is one of `keys`, light (no files or lists): one
+        query per 500 keys."""
+        found: list[SubjectRow] = []
         for start in range(0, len(keys), 500):
             marks, chunk = in_list(keys[start : start + 500])
-            found += [
-                (str(key), str(message_id), str(subject))
-                for key, message_id, subject in self._connection.execute(
-                    "SELECT subject_key, message_id, subject FROM messages "
-                    f"WHERE subject_key IN ({marks}) ORDER BY date, seq",
+            found += map(
+                _subject_row,
+                self._connection.execute(
+                    "SELECT subject_key, message_id, subject, stable, stable_base "
+                    f"FROM messages WHERE subject_key IN ({marks}) ORDER BY date, seq",
                     chunk,
-                )
-            ]
+                ),
+            )
         return found
 
     def subjects_by_key_prefix(
         self, prefix: str, *, limit: int = 100
-    ) -> list[tuple[str, str, str]]:
+    ) -> list[SubjectRow]:
         """subjects_by_key() of the messages whose subject key starts with `prefix`
         (a range over the subject index)."""
-        return [
-            (str(key), str(message_id), str(subject))
-            for key, message_id, subject in self._connection.execute(
-                "SELECT subject_key, message_id, subject FROM messages "
-                "WHERE subject_key >= ? AND subject_key < ? ORDER BY date, seq LIMIT ?",
-                (prefix, prefix + "\uffff", limit),
+        return list(
+            map(
+                _subject_row,
+                self._connection.execute(
+                    "SELECT subject_key, message_id, subject, stable, stable_base "
+                    "FROM messages WHERE subject_key >= ? AND subject_key < ? "
+                    "ORDER BY date, seq LIMIT ?",
+                    (prefix, prefix + "\uffff", limit),
+                ),
             )
-        ]
+        )
+
+
+def _subject_row(row: Sequence[object]) -> SubjectRow:
+    key, message_id, subject, stable, stable_base = row
+    return SubjectRow(
+        str(key),
+        str(message_id),
+        str(subject),
+        None if stable is None else str(stable),
+        None if stable_base is None else str(stable_base),
+    )
