@@ -27,6 +27,7 @@ from e2g.matcher.candidates import (
     Pool,
 )
 from e2g.matcher.postings import (
+    QUOTED,
     UrlFor,
     Verdict,
     covers,
@@ -51,8 +52,6 @@ METHOD_RANK = {
     "author": 4,
     "files": 5,
 }
-# The method of a posting that is a reply quoting the whole patch (e2g.mail.quoted).
-QUOTED = "quoted"
 _Chosen = dict[str, tuple[StoredMessage, str, float, tuple[Evidence, ...]]]
 MAX_REJECTED = 5
 # Another accepted candidate this sure, or with the best match's subject, is a posting.

@@ -25,6 +25,8 @@ from e2g.model.links import Commit, Evidence, Posting
 from e2g.model.stored import StoredMessage
 
 MAX_DATE_RAW = 200  # characters of a corrected Date: header kept on a posting
+# The method of a posting that is a reply quoting the whole patch (e2g.mail.quoted).
+QUOTED = "quoted"
 
 UrlFor = Callable[[str, str | None], str | None]
 

@@ -241,3 +241,32 @@ def test_a_store_from_before_reads_its_replies_once(world, tmp_path: Path) -> No
         )[0][0]
     )
     assert ingest(copy, [str(built.root / "list.mbox")], workers=1).quoted_read == 0
+
+
+def _audits(world) -> dict[str, object]:
+    from e2g.api.audit import AuditOptions, audit
+
+    settings, built = world
+    names = {sha: name for name, sha in built.shas.items()}
+    found: dict[str, object] = {}
+    audit(
+        settings,
+        repo=built.repo,
+        options=AuditOptions(),
+        on_commit=lambda one: found.__setitem__(names.get(one.sha, one.sha), one),
+    )
+    return found
+
+
+def test_the_audit_reads_a_quoting_reply_as_the_patch_posted(world) -> None:
+    from e2g.api.audit import Verdict
+
+    audits = _audits(world)
+    lost = audits["rootless"]
+    # Posted (not "not-posted"): the quote carries the applied code itself.
+    assert lost.verdict is Verdict.UNREVIEWED
+    assert lost.applied is not None and lost.applied.message_id == "ping@x"
+    assert lost.applied.same_code
+    present = audits["present"]
+    assert present.verdict is Verdict.REVIEWED
+    assert [r.message_id for r in present.reviews] == ["b1r@x"]

@@ -114,3 +114,22 @@ def test_revert_depth() -> None:
     assert revert_depth('Revert "Revert "f: set f3""') == 2
     assert revert_depth('reapply "revert "x""') == 2
     assert revert_depth('reverted "x" is no revert') == 0
+
+
+def test_the_audit_calls_a_lost_patch_s_thread_uncertain(world) -> None:
+    from e2g.api.audit import AuditOptions, Verdict, audit
+
+    settings, built = world
+    found = {}
+    audit(
+        settings,
+        repo=built.repo,
+        options=AuditOptions(),
+        on_commit=lambda one: found.__setitem__(one.sha, one),
+    )
+    lost = found[built.shas["lost"]]
+    assert lost.verdict is Verdict.UNCERTAIN
+    assert "found by thread" in lost.evidence
+    unrelated = found[built.shas["unrelated"]]
+    assert unrelated.applied is None
+    assert unrelated.verdict in (Verdict.NOT_POSTED, Verdict.OUTSIDE)

@@ -23,6 +23,8 @@ from e2g.git.repo import Repo
 from e2g.index.store import AuditRow, Store, StoredLink, ThreadRow
 from e2g.mail.review import person
 from e2g.mail.threads import MAX_THREAD, children_of, walk_below
+from e2g.matcher.postings import QUOTED
+from e2g.matcher.rootless import ROOTLESS
 from e2g.matcher.scoring import normalise_name
 from e2g.model import Address, Kind, Trailer
 from e2g.model.stored import StoredMessage
@@ -54,7 +56,8 @@ class Posted:
 
     @property
     def is_patch(self) -> bool:
-        return self.message.kind is Kind.PATCH
+        """It carries the patch: a patch mail, or a reply quoting it whole."""
+        return self.message.kind is Kind.PATCH or self.link.method == QUOTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +186,16 @@ def _replies(
             if row.series_id == message.series_id and row.kind == Kind.PATCH
         }
     exclude.discard(message.message_id)
-    return walk_below(thread.children, message.message_id, exclude=exclude)
+    method = next(
+        link.method for link in links if link.message_id == message.message_id
+    )
+    if method == ROOTLESS:  # every mail of a thread whose first is lost answers it
+        return [row for row in thread.rows if row.message_id not in exclude]
+    below = walk_below(thread.children, message.message_id, exclude=exclude)
+    if method == QUOTED:  # the quoting mail answers the lost patch (or is a ping)
+        own = [row for row in thread.rows if row.message_id == message.message_id]
+        return own + below
+    return below
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,10 +61,11 @@ from e2g.api.audit.reviews import authors, check_tags, reviews_of
 from e2g.index.store import AuditRow
 from e2g.mail.interdiff import Interdiff, compare_hunks, hunks
 from e2g.mail.review import COMMENT
+from e2g.matcher.postings import QUOTED
 from e2g.model import Address
 
 # Found by an exact key: the posting is the commit's, whatever its score.
-EXACT_METHODS = frozenset({"trailer", "patch-id", "author-date"})
+EXACT_METHODS = frozenset({"trailer", "patch-id", "author-date", QUOTED})
 # Below this a fuzzy match (subject, author, files: scored 0.60 and up) is uncertain.
 UNCERTAIN_SCORE = 0.75
 # A change of the reviewed code keeps at least this share of its hunks (identical
