@@ -310,7 +310,10 @@ def test_subjects_naming_other_versions_are_half_as_alike() -> None:
     same = subject_similarity("sparse v0.6.2-rc2", "sparse v0.6.2-rc2 is now out.")
     other = subject_similarity("sparse v0.6.2-rc2", "sparse v0.6.1-rc2 is now out.")
     assert other < 0.5 < same
-    notes = "update draft release notes to 1.7.10", "update draft release notes to 1.7.9"
+    notes = (
+        "update draft release notes to 1.7.10",
+        "update draft release notes to 1.7.9",
+    )
     assert subject_similarity(*notes) < 0.5
     # A version on one side only, or none at all, is no sign of another change.
     assert subject_similarity("bump to 2.39", "bump to version") > 0.5
