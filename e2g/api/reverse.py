@@ -121,15 +121,24 @@ def way_back(settings: Settings, message_id: str) -> WayBack:
     return answer
 
 
+def _posted(store: Store, message: StoredMessage) -> bool:
+    """A reply that is itself a commit's posting: one quoting the whole patch, or
+    the thread of a patch whose mail the archive lacks (e2g.matcher)."""
+    return message.kind is Kind.REPLY and bool(
+        store.links_of_messages([message.message_id])
+    )
+
+
 def _patch_or_cover(store: Store, message: StoredMessage) -> StoredMessage | None:
-    """The message itself when it is a patch or a cover letter, else the nearest one
-    up its thread (bounded: References can loop)."""
+    """The message itself when it is a patch, a cover letter or a reply that is a
+    commit's posting, else the nearest one up its thread (bounded: References can
+    loop)."""
     current: StoredMessage | None = message
     seen: set[str] = set()
     for _ in range(MAX_ANCESTORS):
         if current is None or current.message_id in seen:
             return None
-        if current.kind in (Kind.PATCH, Kind.COVER):
+        if current.kind in (Kind.PATCH, Kind.COVER) or _posted(store, current):
             return current
         seen.add(current.message_id)
         current = store.message(current.parent_id) if current.parent_id else None

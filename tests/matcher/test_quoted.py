@@ -270,3 +270,14 @@ def test_the_audit_reads_a_quoting_reply_as_the_patch_posted(world) -> None:
     present = audits["present"]
     assert present.verdict is Verdict.REVIEWED
     assert [r.message_id for r in present.reviews] == ["b1r@x"]
+
+
+def test_the_way_back_from_a_quoting_reply(world) -> None:
+    from e2g.api.reverse import way_back
+
+    settings, built = world
+    answer = way_back(settings, "ping@x")
+    assert (answer.message_id, answer.status) == ("ping@x", "applied")
+    assert [c.sha for c in answer.commits] == [built.shas["rootless"]]
+    # Bob's quote of a patch that is in the archive answers for that patch.
+    assert way_back(settings, "b1r@x").message_id == "b1@x"

@@ -133,3 +133,15 @@ def test_the_audit_calls_a_lost_patch_s_thread_uncertain(world) -> None:
     unrelated = found[built.shas["unrelated"]]
     assert unrelated.applied is None
     assert unrelated.verdict in (Verdict.NOT_POSTED, Verdict.OUTSIDE)
+
+
+def test_the_way_back_from_a_lost_patch_s_thread(world) -> None:
+    from e2g.api.reverse import way_back
+
+    settings, built = world
+    for asked in ("d-review@x", "d-applied@x"):
+        answer = way_back(settings, asked)
+        assert answer.message_id == "d-review@x"
+        assert answer.status == "applied"
+        assert [c.sha for c in answer.commits] == [built.shas["lost"]]
+        assert [c.method for c in answer.commits] == ["thread"]
