@@ -145,3 +145,16 @@ def test_the_way_back_from_a_lost_patch_s_thread(world) -> None:
         assert answer.status == "applied"
         assert [c.sha for c in answer.commits] == [built.shas["lost"]]
         assert [c.method for c in answer.commits] == ["thread"]
+
+
+def test_the_commit_page_says_a_lost_patch_s_thread_is_not_sure(world) -> None:
+    from fastapi.testclient import TestClient
+
+    from e2g.web.app import create_app
+
+    settings, built = world
+    with TestClient(create_app(settings, repo=built.repo)) as client:
+        page = client.get(f"/commit/{built.shas['lost']}")
+    assert page.status_code == 200
+    assert "not sure: its first mail is not in the archive" in page.text
+    assert "a reply quotes Alice Author" in page.text
