@@ -506,6 +506,7 @@ def fill_quoted_patches(
                 if (patch_id := _quoted_patch_id(store.raw(seq), now)) is not None
             ]
             done_to = str(seqs[-1])
+            faults.point("ingest.quoted")
             writer.set_quoted_patch_ids(found, key=QUOTED_PENDING_KEY, done_to=seqs[-1])
             read += len(seqs)
     writer.clear_meta(QUOTED_PENDING_KEY)

@@ -281,3 +281,54 @@ def test_the_way_back_from_a_quoting_reply(world) -> None:
     assert [c.sha for c in answer.commits] == [built.shas["rootless"]]
     # Bob's quote of a patch that is in the archive answers for that patch.
     assert way_back(settings, "b1r@x").message_id == "b1@x"
+
+
+def test_a_killed_backfill_loses_nothing_and_resumes(world, tmp_path: Path) -> None:
+    """SIGKILL before a batch of the backfill commits: the store keeps the mark and
+    nothing half-done; the next ingest reads the replies again and finishes."""
+    import json
+    import os
+    import shutil
+    import sys
+
+    from tests import fault_hook
+
+    settings, built = world
+    data = tmp_path / "data"
+    shutil.copytree(settings.data_dir, data)
+    store = data / "store.sqlite3"
+    with sqlite3.connect(store) as connection:
+        connection.execute("UPDATE messages SET patch_id = NULL WHERE kind = 'reply'")
+        connection.execute(
+            "INSERT INTO meta(key, value) VALUES (?, '0')", (QUOTED_PENDING_KEY,)
+        )
+    connection.close()
+    command = [sys.executable, "-m", "e2g", "--data-dir", str(data), "ingest"]
+    command += ["--json", str(built.root / "list.mbox")]
+    marker = tmp_path / "killed"
+    env = {**os.environ, **fault_hook.environment(f"kill-once@ingest.quoted:{marker}")}
+    killed = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert killed.returncode == -9 and marker.exists()
+    assert store_sql(
+        store, "SELECT value FROM meta WHERE key = ?", (QUOTED_PENDING_KEY,)
+    ) == [("0",)]
+    assert store_sql(
+        store,
+        "SELECT count(*) FROM messages WHERE kind = 'reply' AND patch_id IS NOT NULL",
+    ) == [(0,)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=120, cwd=root
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["quoted_read"] == 4
+    assert store_sql(
+        store, "SELECT patch_id FROM messages WHERE message_id = 'ping@x'"
+    ) == store_sql(
+        settings.store_path, "SELECT patch_id FROM messages WHERE message_id = 'ping@x'"
+    )
+    assert (
+        store_sql(store, "SELECT * FROM meta WHERE key = ?", (QUOTED_PENDING_KEY,))
+        == []
+    )
