@@ -307,8 +307,9 @@ def test_a_killed_backfill_loses_nothing_and_resumes(world, tmp_path: Path) -> N
     command += ["--json", str(built.root / "list.mbox")]
     marker = tmp_path / "killed"
     env = {**os.environ, **fault_hook.environment(f"kill-once@ingest.quoted:{marker}")}
+    root = Path(__file__).resolve().parents[2]  # where `tests.fault_hook` imports
     killed = subprocess.run(
-        command, capture_output=True, text=True, env=env, timeout=120
+        command, capture_output=True, text=True, env=env, timeout=120, cwd=root
     )
     assert killed.returncode == -9 and marker.exists()
     assert store_sql(
