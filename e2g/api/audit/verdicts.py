@@ -61,6 +61,7 @@ from e2g.api.audit.reviews import authors, check_tags, reviews_of
 from e2g.index.store import AuditRow
 from e2g.mail.interdiff import Interdiff, compare_hunks, hunks
 from e2g.mail.review import COMMENT
+from e2g.mail.subject import revert_depth
 from e2g.matcher.postings import QUOTED
 from e2g.model import Address
 
@@ -71,7 +72,6 @@ UNCERTAIN_SCORE = 0.75
 # A change of the reviewed code keeps at least this share of its hunks (identical
 # or edited); with less, what landed is mostly code the review never saw.
 RELATED_HUNKS = 0.5
-_REVERT = re.compile(r'(?:Revert|Reapply) "')
 # `Linux 6.1-rc3`, `Git 2.39`, `Git v2.39.0`, `v1.2.3`, `liburing-2.3`: a release.
 _RELEASE = re.compile(r"(?:[A-Za-z][\w.+]*[ -])?v?\d+(?:\.\d+)+(?:-?rc\d+)?")
 _VERSION_FILES = re.compile(
@@ -179,7 +179,7 @@ def exempt_reason(
     subject: str, files: Sequence[str], patterns: Sequence[re.Pattern[str]]
 ) -> str:
     """Why a commit is exempt from review ("" when it is not)."""
-    if _REVERT.match(subject):
+    if revert_depth(subject):
         return "a revert"
     if _RELEASE.fullmatch(subject.strip()) and files and all(map(_version_file, files)):
         return "a version bump"
