@@ -338,6 +338,35 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[config.Settings, P
 OFF_BY_ONE = "c225ab88"  # changed `>` into `>=` on line 23 of drivers/frob/frob.c
 
 
+def test_a_data_dir_it_cannot_write_caches_in_a_private_temp_dir(
+    sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web reading a store it may not write (a read-only mount) still answers:
+    the token histories go to the user's own directory in the temp dir, and a
+    directory another user planted there is never used."""
+    import dataclasses
+    import shutil
+    import tempfile
+
+    settings, repo = sample
+    data = tmp_path / "data"
+    shutil.copytree(settings.data_dir, data, ignore=shutil.ignore_patterns("tokens"))
+    (data / "tokens").write_text("not a directory\n")  # as unwritable as it gets
+    copy = dataclasses.replace(settings, data_dir=data)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    mine = tmp_path / "tmp" / f"e2g-{os.getuid()}"
+    mine.mkdir(mode=0o755)  # planted with the wrong mode: refused
+    with pytest.raises(errors.UsageError, match="cache directory it can write"):
+        token_blame(copy, "drivers/frob/frob.c", "HEAD", repo=repo)
+    mine.rmdir()
+    result = token_blame(copy, "drivers/frob/frob.c", "HEAD", repo=repo)
+    expected = token_blame(settings, "drivers/frob/frob.c", "HEAD", repo=repo)
+    assert result.spans == expected.spans
+    assert oct(mine.stat().st_mode & 0o777) == oct(0o700)
+    assert list((mine / "tokens").glob("*/results/*.json"))
+
+
 def test_spans_name_the_commit_of_each_token_with_its_review(sample) -> None:
     settings, repo = sample
     result = token_blame(settings, "drivers/frob/frob.c", "HEAD", repo=repo)

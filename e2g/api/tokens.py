@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Sequence
@@ -323,7 +324,7 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
             )
         blamed = _not_newer_than_lines(tokens, blamed, lines.result())
     _write_result(directory, key, tokens, blamed)  # atomic: no lock needed
-    _prune(settings.data_dir / "tokens", keep=directory)
+    _prune(directory.parent, keep=directory)
     return tokens, blamed
 
 
@@ -365,7 +366,44 @@ def _not_newer_than_lines(
 
 
 def _directory(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
-    return settings.data_dir / "tokens" / cache_key(repository, path, lexer)
+    """The file's cache directory: under the data dir, or, where that cannot be
+    written (a read-only mount that `e2g serve` reads), under a private directory
+    of the user's in the system's temp dir, so the answer is still made."""
+    return _cache_root(settings) / cache_key(repository, path, lexer)
+
+
+def _cache_root(settings: Settings) -> Path:
+    own = settings.data_dir / "tokens"
+    if _writable(own):
+        return own
+    mine = Path(tempfile.gettempdir()) / f"e2g-{os.getuid()}"
+    spare = mine / "tokens"
+    if _writable(mine, private=True) and _writable(spare, private=True):
+        return spare
+    raise UsageError(
+        f"token blame needs a cache directory it can write: neither {own} nor {spare}"
+    )
+
+
+def _writable(root: Path, *, private: bool = False) -> bool:
+    """Whether `root` exists, or was made, as a directory this process can write
+    (`private`: and it is the user's own directory, not a link, mode 0700, so that
+    no other user of a shared temp dir planted it)."""
+    try:
+        if private:
+            root.mkdir(exist_ok=True, mode=0o700)
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+        status = root.lstat()
+    except OSError:
+        return False
+    if private and (
+        not stat.S_ISDIR(status.st_mode)
+        or status.st_uid != os.getuid()
+        or status.st_mode & 0o077
+    ):
+        return False
+    return os.access(root, os.W_OK | os.X_OK)
 
 
 # -- the answers' cache -------------------------------------------------------------------
