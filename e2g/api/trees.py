@@ -94,11 +94,13 @@ def split(
     commits that are stored, or among `shas` themselves."""
     found = Split()
     for start in range(0, len(shas), HEADS):
-        for head in git_trees.read_heads(repository, shas[start : start + HEADS]):
-            note = parse_backport(head.message)
+        for head, message in git_trees.read_notes(
+            repository, shas[start : start + HEADS]
+        ):
+            note = parse_backport(message)
             if note is not None:
                 found.notes[head.sha] = note
-            found.heads[head.sha] = head.without_message()
+            found.heads[head.sha] = head
     _by_note(store, repository, found, scope=scope)
     answered = found.answered
     left = [sha for sha in shas if sha not in answered]

@@ -37,19 +37,6 @@ class CommitHead:
     subject: str
     message: str  # the whole message, subject line first
 
-    def without_message(self) -> CommitHead:
-        """This head with an empty message, to keep once its notes are read
-        (half the time of dataclasses.replace(): 7 us a head, not 14)."""
-        return CommitHead(
-            self.sha,
-            self.parents,
-            self.author,
-            self.author_date,
-            self.commit_date,
-            self.subject,
-            "",
-        )
-
 
 def _git(repo: Repo, arguments: Sequence[str], *, data: bytes | None = None) -> bytes:
     command = ["git", "-C", str(repo.root), *arguments]
@@ -68,6 +55,18 @@ def _git(repo: Repo, arguments: Sequence[str], *, data: bytes | None = None) -> 
 
 def read_heads(repo: Repo, shas: Sequence[str]) -> list[CommitHead]:
     """The commits `shas` (full shas), in their order, from one `git log --no-walk`."""
+    return [head for head, _ in _read(repo, shas, keep_message=True)]
+
+
+def read_notes(repo: Repo, shas: Sequence[str]) -> list[tuple[CommitHead, str]]:
+    """read_heads(), each head without its message and the message beside it: a
+    caller that reads the notes and keeps the heads makes each head once."""
+    return _read(repo, shas, keep_message=False)
+
+
+def _read(
+    repo: Repo, shas: Sequence[str], *, keep_message: bool
+) -> list[tuple[CommitHead, str]]:
     if not shas:
         return []
     output = _git(
@@ -83,23 +82,29 @@ def read_heads(repo: Repo, shas: Sequence[str]) -> list[CommitHead]:
         data="".join(f"{sha}\n" for sha in shas).encode(),
     )
     text = output.decode("utf-8", "replace")
-    return [head for record in text.split(_START)[1:] if (head := _head(record))]
+    return [
+        found
+        for record in text.split(_START)[1:]
+        if (found := _head(record, keep_message=keep_message))
+    ]
 
 
-def _head(record: str) -> CommitHead | None:
+def _head(record: str, *, keep_message: bool) -> tuple[CommitHead, str] | None:
     fields = record.split("\x00", 6)
     if len(fields) < 7:
         return None
     sha, parents, name, email, authored, committed, message = fields
-    return CommitHead(
-        sha=sha,
-        parents=tuple(parents.split()),
-        author=Address(name, email),
-        author_date=datetime.fromtimestamp(int(authored), UTC),
-        commit_date=datetime.fromtimestamp(int(committed), UTC),
-        subject=" ".join(message.split("\n", 1)[0].split())[:MAX_SUBJECT],
-        message=message.rstrip("\n")[:MAX_BODY],
+    message = message.rstrip("\n")[:MAX_BODY]
+    head = CommitHead(
+        sha,
+        tuple(parents.split()),
+        Address(name, email),
+        datetime.fromtimestamp(int(authored), UTC),
+        datetime.fromtimestamp(int(committed), UTC),
+        " ".join(message.split("\n", 1)[0].split())[:MAX_SUBJECT],
+        message if keep_message else "",
     )
+    return head, message
 
 
 def expand(repo: Repo, abbreviated: Sequence[str]) -> dict[str, str]:
