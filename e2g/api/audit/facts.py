@@ -121,6 +121,7 @@ def read_facts(
     below = {
         (sha, link.message_id): _replies(
             messages[link.message_id],
+            link.method,
             found,
             threads.get(messages[link.message_id].thread_root, empty),
         )
@@ -172,12 +173,13 @@ def archive_window(store: Store, repo: str) -> ArchiveWindow | None:
 
 def _replies(
     message: StoredMessage,
+    method: str,
     links: Sequence[StoredLink],
     thread: Thread,
 ) -> list[ThreadRow]:
-    """The replies below one posting, as the matcher counts them (postings.py):
-    the commit's other postings end a branch, and a cover letter's own series is
-    not its review."""
+    """The replies below one posting (found by `method`), as the matcher counts
+    them (postings.py): the commit's other postings end a branch, and a cover
+    letter's own series is not its review."""
     exclude = {link.message_id for link in links if link.method != "cover"}
     if message.kind is Kind.COVER and message.series_id is not None:
         exclude |= {
@@ -186,9 +188,6 @@ def _replies(
             if row.series_id == message.series_id and row.kind == Kind.PATCH
         }
     exclude.discard(message.message_id)
-    method = next(
-        link.method for link in links if link.message_id == message.message_id
-    )
     if method == ROOTLESS:  # every mail of a thread whose first is lost answers it
         return [row for row in thread.rows if row.message_id not in exclude]
     below = walk_below(thread.children, message.message_id, exclude=exclude)
