@@ -14,19 +14,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from e2g.index.db import connect, transaction
 from e2g.model import Compact
 from e2g.model.links import LinkResult
 
 
-class LinkWriter:
-    def __init__(self, path: Path, *, repo: str) -> None:
+class _Writer:
+    """One write connection to the store at `path`, closed on leaving the block."""
+
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.repo = repo
         self.connection: sqlite3.Connection = connect(path)
 
-    def __enter__(self) -> LinkWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -36,6 +38,12 @@ class LinkWriter:
         traceback: TracebackType | None,
     ) -> None:
         self.connection.close()
+
+
+class LinkWriter(_Writer):
+    def __init__(self, path: Path, *, repo: str) -> None:
+        super().__init__(path)
+        self.repo = repo
 
     def done(self, *, max_seq: int) -> set[str]:
         """Commits that need no new run: matched, or unmatched with no mail since."""
@@ -121,24 +129,9 @@ def link_rows(
     )
 
 
-class TreeWriter:
+class TreeWriter(_Writer):
     """Records what e2g.api.trees learns: which named tree and branch reaches each
     commit, backport edges, and the first tag that contains each commit."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.connection: sqlite3.Connection = connect(path)
-
-    def __enter__(self) -> TreeWriter:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.connection.close()
 
     def set_branch(  # noqa: PLR0913 - keyword-only
         self,
