@@ -325,8 +325,14 @@ def build(root: Path) -> tuple[config.Settings, Path, dict[str, str]]:  # noqa: 
         f"k: set k4\n\nSigned-off-by: {ALICE}\nReviewed-by: {BOB}", days=45
     )
 
-    mbox = root / "list.mbox"
+    return ingested(world), world.repo, shas
+
+
+def ingested(world: World) -> config.Settings:
+    """The world's mail as one mbox beside its repository (`list.mbox`), ingested
+    into a data dir of its own; its settings."""
+    mbox = world.root / "list.mbox"
     mbox.write_bytes(b"".join(world.mails))
-    settings = config.resolve(data_dir=root / "data", env={}, home=root)
+    settings = config.resolve(data_dir=world.root / "data", env={}, home=world.root)
     ingest(settings, [str(mbox)], workers=1)
-    return settings, world.repo, shas
+    return settings

@@ -17,7 +17,7 @@ from e2g.index.schema import QUOTED_PENDING_KEY
 from e2g.mail.patch import find_patch
 from e2g.mail.quoted import quoted_patch_id
 from e2g.model.links import LinkResult
-from tests.audit_world import ALICE, BOB, MAINT, World, quoted
+from tests.audit_world import ALICE, BOB, MAINT, World, ingested, quoted
 from tests.conftest import git, store_sql
 
 LOST = "lost@x"  # the patch mail the archive never got
@@ -69,13 +69,7 @@ def world(tmp_path_factory: pytest.TempPathFactory):
         "c1r@x",
         "lost-c@x",
     )
-    mbox = root / "list.mbox"
-    mbox.write_bytes(b"".join(world.mails))
-    from e2g import config
-    from e2g.api.core import ingest
-
-    settings = config.resolve(data_dir=root / "data", env={}, home=root)
-    ingest(settings, [str(mbox)], workers=1)
+    settings = ingested(world)
     match(settings, ["HEAD"], repo=world.repo, jobs=1)
     return settings, world
 
@@ -207,23 +201,30 @@ def test_quoting_any_added_lines_keeps_the_id(lines: list[str]) -> None:
     assert quoted_patch_id(text) == _plain_id(diff)
 
 
-def test_a_store_from_before_reads_its_replies_once(world, tmp_path: Path) -> None:
-    """Migration 16 marks a store that held replies; the next ingest reads them."""
-    settings, built = world
+def _store_from_before(data_dir: Path, tmp_path: Path) -> Path:
+    """A copy of `data_dir` as migration 16 leaves a store that held replies: no
+    reply has a patch-id, and the mark asks the next ingest to read them."""
     import shutil
 
-    from e2g import config
-    from e2g.api.core import ingest
-
     data = tmp_path / "data"
-    shutil.copytree(settings.data_dir, data)
-    store = data / "store.sqlite3"
-    with sqlite3.connect(store) as connection:
+    shutil.copytree(data_dir, data)
+    with sqlite3.connect(data / "store.sqlite3") as connection:
         connection.execute("UPDATE messages SET patch_id = NULL WHERE kind = 'reply'")
         connection.execute(
             "INSERT INTO meta(key, value) VALUES (?, '0')", (QUOTED_PENDING_KEY,)
         )
     connection.close()
+    return data
+
+
+def test_a_store_from_before_reads_its_replies_once(world, tmp_path: Path) -> None:
+    """Migration 16 marks a store that held replies; the next ingest reads them."""
+    settings, built = world
+    from e2g import config
+    from e2g.api.core import ingest
+
+    data = _store_from_before(settings.data_dir, tmp_path)
+    store = data / "store.sqlite3"
     copy = config.resolve(data_dir=data, env={}, home=tmp_path)
     report = ingest(copy, [str(built.root / "list.mbox")], workers=1)
     assert report.quoted_read == 4  # ping@x, ok@x, b1r@x, c1r@x
@@ -288,21 +289,13 @@ def test_a_killed_backfill_loses_nothing_and_resumes(world, tmp_path: Path) -> N
     nothing half-done; the next ingest reads the replies again and finishes."""
     import json
     import os
-    import shutil
     import sys
 
     from tests import fault_hook
 
     settings, built = world
-    data = tmp_path / "data"
-    shutil.copytree(settings.data_dir, data)
+    data = _store_from_before(settings.data_dir, tmp_path)
     store = data / "store.sqlite3"
-    with sqlite3.connect(store) as connection:
-        connection.execute("UPDATE messages SET patch_id = NULL WHERE kind = 'reply'")
-        connection.execute(
-            "INSERT INTO meta(key, value) VALUES (?, '0')", (QUOTED_PENDING_KEY,)
-        )
-    connection.close()
     command = [sys.executable, "-m", "e2g", "--data-dir", str(data), "ingest"]
     command += ["--json", str(built.root / "list.mbox")]
     marker = tmp_path / "killed"

@@ -8,13 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from e2g import config
-from e2g.api.core import ingest
 from e2g.api.link import link, match
 from e2g.mail.subject import revert_depth
 from e2g.matcher.postings import series_sibling
 from e2g.model.links import LinkResult
-from tests.audit_world import ALICE, BOB, MAINT, World, quoted
+from tests.audit_world import ALICE, BOB, MAINT, World, ingested, quoted
 from tests.conftest import git
 from tests.matcher.test_scoring import _POSTED
 
@@ -55,10 +53,7 @@ def world(tmp_path_factory: pytest.TempPathFactory):
         summary = git(world.repo, "log", "-1", "--format=%s").strip()
         world.post(summary, world.diff_of(shas[name]), message_id=f"f-{name}@x")
 
-    mbox = root / "list.mbox"
-    mbox.write_bytes(b"".join(world.mails))
-    settings = config.resolve(data_dir=root / "data", env={}, home=root)
-    ingest(settings, [str(mbox)], workers=1)
+    settings = ingested(world)
     match(settings, ["HEAD"], repo=world.repo, jobs=1)
     return settings, world
 
