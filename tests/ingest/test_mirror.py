@@ -262,7 +262,8 @@ def test_file_url_and_a_sync_after_the_store_was_deleted(
     assert synced.ingest is not None and synced.ingest.new == 5
 
 
-def _commit(repo: Path, text: str) -> None:
+def _commit(repo: Path, text: str, message: str | None = None) -> None:
+    """`a.c` holding `text`, committed (with `text` as the message by default)."""
     (repo / "a.c").write_text(text)
     git(repo, "add", "a.c")
     git(
@@ -274,7 +275,7 @@ def _commit(repo: Path, text: str) -> None:
         "commit",
         "-q",
         "-m",
-        text,
+        message or text,
     )
 
 
@@ -452,19 +453,7 @@ def test_sync_of_two_inboxes_and_one_repository(site: Site, tmp_path: Path) -> N
     site.add_epoch("quux", 2)
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", "--initial-branch=main", str(repo))
-    (repo / "a.c").write_text("int a;\n")
-    git(repo, "add", "a.c")
-    git(
-        repo,
-        "-c",
-        "user.name=A",
-        "-c",
-        "user.email=a@example.org",
-        "commit",
-        "-q",
-        "-m",
-        "a: first",
-    )
+    _commit(repo, "int a;\n", "a: first")
     with Server(site) as server:
         first = e2g(
             data, "ingest", "--json", f"{server.url}/frob/", f"{server.url}/quux/"
@@ -480,18 +469,7 @@ def test_sync_of_two_inboxes_and_one_repository(site: Site, tmp_path: Path) -> N
 
         site.add("frob", 1, 2)
         site.add_epoch("quux", 1)
-        (repo / "a.c").write_text("int a, b;\n")
-        git(
-            repo,
-            "-c",
-            "user.name=A",
-            "-c",
-            "user.email=a@example.org",
-            "commit",
-            "-q",
-            "-am",
-            "a: second",
-        )
+        _commit(repo, "int a, b;\n", "a: second")
         synced = e2g(data, "sync")
         assert synced.returncode == 0, synced.stderr
         lines = synced.stderr.splitlines()
