@@ -391,9 +391,7 @@ def _read_all(run: _Run, sources: Sequence[Source], stdin: BinaryIO | None) -> N
                 run.write(source, chunk, parsed)
         pool.close()
         run.report.weighed = fill_file_weights(run.writer)
-        run.report.quoted_read = fill_quoted_patches(
-            run.writer, run.writer.path, now=run.options.now
-        )
+        run.report.quoted_read = fill_quoted_patches(run.writer, now=run.options.now)
     except (KeyboardInterrupt, Interrupted):
         pool.close(abort=True)
         run.report.interrupted = True
@@ -489,25 +487,25 @@ def fill_file_weights(writer: StoreWriter, *, batch: int = 1000) -> int:
 
 
 def fill_quoted_patches(
-    writer: StoreWriter, store_path: Path, *, now: datetime, batch: int = 2000
+    writer: StoreWriter, *, now: datetime, batch: int = 2000
 ) -> int:
     """Give the replies stored before schema 16 the patch-id of a patch they quote
     whole (e2g.mail.quoted), read again from their raw mail; return how many were
     read. Each batch commits with the last seq read: an interrupted run resumes."""
-    done_to = writer.meta(QUOTED_PENDING_KEY)
-    if done_to is None:
+    mark = writer.meta(QUOTED_PENDING_KEY)
+    if mark is None:
         return 0
-    read = 0
-    with Store(store_path) as store:
-        while seqs := store.replies_after(int(done_to), limit=batch):
+    done_to, read = int(mark), 0
+    with Store(writer.path) as store:
+        while seqs := store.replies_after(done_to, limit=batch):
             found = [
                 (seq, patch_id)
                 for seq in seqs
                 if (patch_id := _quoted_patch_id(store.raw(seq), now)) is not None
             ]
-            done_to = str(seqs[-1])
+            done_to = seqs[-1]
             faults.point("ingest.quoted")
-            writer.set_quoted_patch_ids(found, key=QUOTED_PENDING_KEY, done_to=seqs[-1])
+            writer.set_quoted_patch_ids(found, key=QUOTED_PENDING_KEY, done_to=done_to)
             read += len(seqs)
     writer.clear_meta(QUOTED_PENDING_KEY)
     log.info("read %d replies stored before for a quoted patch", read)
