@@ -186,8 +186,7 @@ class Matcher:
         chosen: _Chosen = {}
         for verdict in accepted:
             if verdict is best or (
-                not series_sibling(best.message, verdict.message)
-                and revert_depth(verdict.message.subject_key) == depth
+                not _another_change(best.message, verdict.message, depth)
                 and (
                     verdict.score.total >= POSTING_SCORE
                     or verdict.message.subject_key == best.message.subject_key
@@ -210,8 +209,7 @@ class Matcher:
             if (
                 relative.message_id in chosen
                 or (relative.date is not None and relative.date > latest)
-                or revert_depth(relative.subject_key) != depth
-                or series_sibling(best.message, relative)
+                or _another_change(best.message, relative, depth)
             ):
                 continue
             kinship = self._kinship(request, best.message, relative)
@@ -259,6 +257,13 @@ class Matcher:
                     )
                 )
         return sorted(postings, key=posting_order)
+
+
+def _another_change(best: StoredMessage, other: StoredMessage, depth: int) -> bool:
+    """Whether `other`, however alike, is not a posting of the best match's change:
+    a sibling in its series, or a mail that reverts where it does not (or the
+    other way round; `depth` is the best match's revert_depth)."""
+    return series_sibling(best, other) or revert_depth(other.subject_key) != depth
 
 
 def _without_quotes_of_chosen(chosen: _Chosen, *, best: str) -> _Chosen:
