@@ -179,8 +179,8 @@ class TreeReads(StoreBase):
             found += map(
                 _subject_row,
                 self._connection.execute(
-                    "SELECT subject_key, message_id, subject, stable, stable_base "
-                    f"FROM messages WHERE subject_key IN ({marks}) ORDER BY date, seq",
+                    f"SELECT {_SUBJECT_COLUMNS} FROM messages "
+                    f"WHERE subject_key IN ({marks}) ORDER BY date, seq",
                     chunk,
                 ),
             )
@@ -195,13 +195,16 @@ class TreeReads(StoreBase):
             map(
                 _subject_row,
                 self._connection.execute(
-                    "SELECT subject_key, message_id, subject, stable, stable_base "
-                    "FROM messages WHERE subject_key >= ? AND subject_key < ? "
-                    "ORDER BY date, seq LIMIT ?",
+                    f"SELECT {_SUBJECT_COLUMNS} FROM messages "  # noqa: S608 - ours
+                    "WHERE subject_key >= ? AND subject_key < ? ORDER BY date, seq LIMIT ?",
                     (prefix, prefix + "\uffff", limit),
                 ),
             )
         )
+
+
+# The columns of a SubjectRow, in its order (_subject_row reads them back).
+_SUBJECT_COLUMNS = "subject_key, message_id, subject, stable, stable_base"
 
 
 def _subject_row(row: Sequence[object]) -> SubjectRow:
