@@ -242,6 +242,7 @@ def _all_spans(  # noqa: PLR0913 - options are keyword-only
         text=text,
         contents=contents,
         ignore=ignore,
+        directory=directory,
     )
     if len(blamed.origins) != len(tokens):
         raise UsageError(
@@ -291,11 +292,14 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     text: str,
     contents: str | None,
     ignore: Sequence[str] | None = None,
+    directory: Path | None = None,
 ) -> tuple[list[Token], TokenBlame]:
     """The file's tokens and their origins: the cached answer, or a new one (the
     throwaway history brought up to date, then blamed) which is cached. `ignore`:
-    the revisions blame looks through, when the caller read them already."""
-    directory = _directory(settings, repository, path, lexer)
+    the revisions blame looks through, and `directory`: the file's cache, when the
+    caller found them already."""
+    if directory is None:
+        directory = _directory(settings, repository, path, lexer)
     if ignore is None:
         ignore = repository.ignored_revs()
     key = _result_key(sha, ignore, contents)
