@@ -68,3 +68,10 @@ RevsArgument = Annotated[
 AllRefsOption = Annotated[
     bool, typer.Option("--all", help="Every commit reachable from any ref.")
 ]
+# The worker processes of a command that matches or ingests (match, sync).
+JobsOption = Annotated[
+    int,
+    typer.Option(
+        "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
+    ),
+]

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import AllRefsOption, RepoOption, RevsArgument, options
+from e2g.cli.context import (
+    AllRefsOption,
+    JobsOption,
+    RepoOption,
+    RevsArgument,
+    options,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,12 +90,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
         ),
     ] = False,
     ignore_trailers: IgnoreTrailers = False,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
-        ),
-    ] = 0,
+    jobs: JobsOption = 0,
     all_results: Annotated[
         bool,
         typer.Option(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from e2g.cli import output
-from e2g.cli.context import options
+from e2g.cli.context import JobsOption, options
 from e2g.errors import MirrorError
 
 if TYPE_CHECKING:
@@ -74,12 +74,7 @@ def _print(report: SyncReport) -> None:
 
 def sync(
     ctx: typer.Context,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs", "-j", min=0, max=64, help="Worker processes (0: one per core)."
-        ),
-    ] = 0,
+    jobs: JobsOption = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
     ] = False,
