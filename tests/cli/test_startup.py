@@ -17,9 +17,12 @@ from e2g.cli.commands import COMMANDS, build
 HEAVY = ("typer", "whoosh", "git", "e2g.api", "e2g.index", "e2g.matcher", "e2g.model")
 
 
-def _imported_by(code: str, *args: str) -> set[str]:
-    """The modules loaded after `code` runs (with sys.argv[1:] = args) in a child."""
-    script = f"import sys\n{code}\nprint('\\n'.join(sys.modules), file=sys.stderr)"
+def _imported_by(code: str, *args: str, status: int = 0) -> set[str]:
+    """The modules loaded after `code` runs (with sys.argv[1:] = args) in a child.
+
+    Listed by an exit function: main() ends the process without returning."""
+    listing = "print('\\n'.join(sys.modules), file=sys.stderr)"
+    script = f"import atexit, sys\natexit.register(lambda: {listing})\n{code}"
     result = subprocess.run(
         [sys.executable, "-c", script, *args],
         capture_output=True,
@@ -27,7 +30,7 @@ def _imported_by(code: str, *args: str) -> set[str]:
         timeout=60,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == status, result.stderr
     return set(result.stderr.split())
 
 
@@ -82,7 +85,7 @@ def test_a_named_command_loads_its_module_alone(tmp_path: Path) -> None:
         "from e2g.cli.app import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     args = ("--data-dir", str(tmp_path), "link", "-C", str(tmp_path / "none"), "HEAD")
-    modules = _imported_by(code, *args)
+    modules = _imported_by(code, *args, status=1)  # the repository is missing
     assert "e2g.cli.link" in modules
     assert not _heavy(modules, ("whoosh", "e2g.cli.search", "e2g.cli.ingest"))
 
