@@ -10,9 +10,7 @@ from pathlib import Path
 MAIN = "from e2g.cli.app import main\nmain()\n"
 
 
-def _child(
-    prelude: str, *args: str, marker: Path
-) -> subprocess.CompletedProcess[str]:
+def _child(prelude: str, *args: str, marker: Path) -> subprocess.CompletedProcess[str]:
     script = f"import sys\nfrom pathlib import Path\nmarker = Path({str(marker)!r})\n"
     return subprocess.run(
         [sys.executable, "-c", script + prelude + MAIN, *args],
