@@ -38,18 +38,21 @@ class TreeReads(StoreBase):
                 found[str(sha)] = (str(status), str(files))
         return found
 
-    def commits_by_shas(self, shas: Sequence[str]) -> dict[str, list[StoredSha]]:
-        """Stored commits (any repository) named by full shas: one query per 500."""
-        found: dict[str, list[StoredSha]] = {}
+    def commits_and_files(
+        self, shas: Sequence[str]
+    ) -> dict[str, list[tuple[StoredSha, str]]]:
+        """Stored commits (any repository) named by full shas, each with its files
+        (newline-separated, as stored): one query per 500."""
+        found: dict[str, list[tuple[StoredSha, str]]] = {}
         for start in range(0, len(shas), 500):
             marks, chunk = in_list(shas[start : start + 500])
-            for repo, sha, status, date in self._connection.execute(
-                "SELECT repo, sha, status, commit_date FROM commits "
+            for repo, sha, status, date, files in self._connection.execute(
+                "SELECT repo, sha, status, commit_date, files FROM commits "
                 f"WHERE sha IN ({marks})",
                 chunk,
             ):
                 found.setdefault(str(sha), []).append(
-                    StoredSha(str(repo), str(sha), str(status), int(date))
+                    (StoredSha(str(repo), str(sha), str(status), int(date)), str(files))
                 )
         return found
 
