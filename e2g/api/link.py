@@ -229,12 +229,14 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
     on_result: Callable[[Matched, MatchSummary], None] | None = None,
     to_json: Callable[[LinkResult], dict[str, object]] | None = None,
     scope: trees.Scope | None = None,
+    read: trees.Split | None = None,
 ) -> MatchSummary:
     """Match the non-merge commits `dated` ((sha, commit time) pairs) and store
     their links, BATCH commits per write: the loop of `match` and `match_commits`.
 
     Backports of commits matched before or now, and the copies a rebase made of
-    commits matched before, are answered from those (e2g.api.trees), not matched."""
+    commits matched before, are answered from those (e2g.api.trees), not matched;
+    `read`: the heads and notes the walk of `dated` read (trees.walk_branch)."""
     from e2g.api import trees
 
     with open_store(settings) as store:
@@ -258,7 +260,9 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         summary.done = [sha for sha, _ in dated if sha in done]
         summary.repo = writer.repo
         scope = scope or trees.Scope(writer.repo)
-        found, todo = _split(settings, repository, todo, scope=scope, done=done)
+        found, todo = _split(
+            settings, repository, todo, scope=scope, done=done, read=read
+        )
         if scope.tree is not None:
             summary.tree = f"{scope.tree}/{scope.branch}"
         _count_split(summary, found)
@@ -354,8 +358,8 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
     for branch in tree.branches:
         scope = trees.Scope(key, tree.name, trees.branch_name(branch), ranks[name])
         started = time.monotonic()
-        dated, merges = repository.dated_rev_list(
-            [branch, *(f"^{tip}" for tip in before)]
+        walk = trees.walk_branch(
+            settings, repository, [branch, *(f"^{tip}" for tip in before)], scope=scope
         )
         trees.record_branch(
             settings,
@@ -363,22 +367,23 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
             repo=key,
             tree=tree.name,
             branch=branch,
-            shas=[sha for sha, _ in dated],
+            shas=[sha for sha, _ in walk.dated],
             exclude=before,
-            merges=merges,
+            merges=walk.merges,
         )
         summaries.append(
             _match_dated(
                 settings,
                 repository,
-                dated,
-                MatchSummary(merges=merges),
+                walk.dated,
+                MatchSummary(merges=walk.merges),
                 started=started,
                 jobs=jobs,
                 redo=redo,
                 on_result=on_result,
                 to_json=to_json,
                 scope=scope,
+                read=walk.read,
             )
         )
         before.append(trees.branch_name(branch))
@@ -393,6 +398,7 @@ def _split(
     *,
     scope: trees.Scope,
     done: set[str],
+    read: trees.Split | None = None,
 ) -> tuple[trees.Split, list[tuple[str, bool]]]:
     """What of `todo` is answered from other commits, and what is left to match:
     the rest of `todo`, after the upstream commits backports name that no run
@@ -409,6 +415,7 @@ def _split(
             [sha for sha, _ in todo],
             scope=scope,
             ranks=trees.scope_ranks(settings),
+            read=read,
         )
     answered = found.answered
     extra = [sha for sha in found.upstreams if sha not in done]

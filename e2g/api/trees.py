@@ -86,25 +86,75 @@ class Split:
         return set(self.backports) | set(self.rebased)
 
 
-def split(
+@dataclass(slots=True)
+class Walk:
+    """A branch's commits as `git rev-list` gives them: (sha, commit time) of each
+    non-merge commit, newest first, how many merges it skipped, and the heads and
+    notes of the commits `split` reads, where the walk read them."""
+
+    dated: list[tuple[str, int]] = field(default_factory=list)
+    merges: int = 0
+    read: Split = field(default_factory=Split)
+
+
+def walk_branch(
+    settings: Settings, repository: Repo, revs: Sequence[str], *, scope: Scope
+) -> Walk:
+    """The commits of `scope`'s branch (`revs`: it, less the branches before it).
+
+    A branch never recorded has all its commits to do: one `git log` walk gives
+    `split` their heads and notes too (2,000 backports: 34 ms, not 29 ms and
+    22 ms). A rerun has few new commits, and lists them with `git rev-list`: its
+    history's messages are not read again."""
+    from e2g.api.core import open_store
+
+    assert scope.tree is not None and scope.branch is not None
+    with open_store(settings) as store:
+        recorded = store.branch_tip(scope.repo, scope.tree, scope.branch)
+    if recorded is not None:
+        return Walk(*repository.dated_rev_list(revs))
+    walk = Walk()
+    for head, message in git_trees.walk_notes(repository, revs):
+        if len(head.parents) > 1:
+            walk.merges += 1
+            continue
+        walk.dated.append((head.sha, int(head.commit_date.timestamp())))
+        _take(walk.read, head, message)
+    return walk
+
+
+def _take(found: Split, head: CommitHead, message: str) -> None:
+    note = parse_backport(message)
+    if note is not None:
+        found.notes[head.sha] = note
+    found.heads[head.sha] = head
+
+
+def split(  # noqa: PLR0913 - keyword-only
     store: Store,
     repository: Repo,
     shas: Sequence[str],
     *,
     scope: Scope,
     ranks: dict[str, int],
+    read: Split | None = None,
 ) -> Split:
     """Which of `shas` (about to be matched) are backports or rebased copies of
-    commits that are stored, or among `shas` themselves."""
+    commits that are stored, or among `shas` themselves. `read`: the heads and
+    notes a walk of the branch read already (Walk.read)."""
     found = Split()
-    for start in range(0, len(shas), HEADS):
+    if read is not None:
+        for sha in shas:
+            if sha in read.heads:
+                found.heads[sha] = read.heads[sha]
+                if sha in read.notes:
+                    found.notes[sha] = read.notes[sha]
+    unread = [sha for sha in shas if sha not in found.heads]
+    for start in range(0, len(unread), HEADS):
         for head, message in git_trees.read_notes(
-            repository, shas[start : start + HEADS]
+            repository, unread[start : start + HEADS]
         ):
-            note = parse_backport(message)
-            if note is not None:
-                found.notes[head.sha] = note
-            found.heads[head.sha] = head
+            _take(found, head, message)
     _by_note(store, repository, found, scope=scope)
     answered = found.answered
     left = [sha for sha in shas if sha not in answered]

@@ -15,9 +15,11 @@ import tempfile
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
+from typing import IO
 
 from e2g.errors import RepoError
-from e2g.git.repo import Repo
+from e2g.git.repo import Repo, raise_git_error
 from e2g.model import MAX_BODY, MAX_SUBJECT, Address
 
 # One record per commit: sha, parents, author, dates, then the whole message.
@@ -87,6 +89,49 @@ def _read(
         for record in text.split(_START)[1:]
         if (found := _head(record, keep_message=keep_message))
     ]
+
+
+def walk_notes(repo: Repo, revs: Sequence[str]) -> Iterator[tuple[CommitHead, str]]:
+    """read_notes() of every commit `revs` reaches, merges too, in the order `git
+    rev-list` gives them ("^X" leaves out what X reaches, "A..B" is a range): one
+    `git log` walk, parsed as it streams, so the caller keeps only what it wants of
+    the messages. A revision git does not know raises UnknownCommit."""
+    command = ["git", "-C", str(repo.root), "-c", "log.showSignature=false", "log"]
+    command += ["--encoding=UTF-8", "--no-notes", f"--format={_HEAD_FORMAT}"]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(
+                [*command, "--end-of-options", *revs, "--"],
+                stdout=subprocess.PIPE,
+                stderr=errors,
+            )
+        except FileNotFoundError as error:
+            raise RepoError("git not found on PATH") from error
+        assert process.stdout is not None
+        try:
+            yield from _records(process.stdout)
+        finally:
+            if process.poll() is None:
+                process.kill()  # the caller stopped early
+            process.wait()
+            process.stdout.close()
+        if process.returncode != 0:
+            errors.seek(0)
+            raise_git_error(errors.read(), revs=revs, root=repo.root)
+
+
+def _records(stream: IO[bytes]) -> Iterator[tuple[CommitHead, str]]:
+    """The records of _HEAD_FORMAT in `stream`, each parsed once it is whole."""
+    start = _START.encode()
+    rest = b""
+    for chunk in iter(partial(stream.read, 1 << 20), b""):
+        records = (rest + chunk).split(start)
+        rest = records.pop()
+        for record in records:
+            if found := _head(record.decode("utf-8", "replace"), keep_message=False):
+                yield found
+    if found := _head(rest.decode("utf-8", "replace"), keep_message=False):
+        yield found
 
 
 def _head(record: str, *, keep_message: bool) -> tuple[CommitHead, str] | None:
