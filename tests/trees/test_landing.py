@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from e2g import config
 from e2g.api import core
 from e2g.api.link import link
+from e2g.errors import UnknownCommit
 from e2g.git.repo import Repo
-from e2g.git.trees import first_tag, merged_into
+from e2g.git.trees import first_tag, merged_into, walk_notes
 from e2g.render import link_json
 from tests.conftest import git
 from tests.trees.world import build
@@ -133,3 +136,31 @@ def test_link_in_an_unnamed_repository_says_merge_and_release(tmp_path: Path) ->
     git(world.repo, "tag", "v1.3")  # at the tip: the tip does not move
     (place,) = link(settings, after, repo=world.repo).trees
     assert place.release == "v1.3"
+
+
+def test_one_walk_lists_what_rev_list_lists(tmp_path: Path) -> None:
+    """walk_notes (a branch's first match: one `git log`) gives the commits, their
+    order and their merges as Repo.dated_rev_list does, for a branch less another
+    and for a range; an unknown branch is the same error."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "master")
+    _commit(repo, "root", 0)
+    git(repo, "checkout", "-q", "-b", "topic")
+    _commit(repo, "t1", 3)
+    git(repo, "checkout", "-q", "master")
+    _commit(repo, "m1", 1)
+    _merge(repo, "topic", 4)
+    _commit(repo, "m2", 2)  # committed before its parent: rev-list's order holds
+    repository = Repo.open(repo)
+    for revs in (["master", "^topic"], ["master"], ["topic..master"]):
+        heads = [head for head, _ in walk_notes(repository, revs)]
+        dated = [
+            (head.sha, int(head.commit_date.timestamp()))
+            for head in heads
+            if len(head.parents) < 2
+        ]
+        merges = sum(len(head.parents) > 1 for head in heads)
+        assert (dated, merges) == repository.dated_rev_list(revs)
+    with pytest.raises(UnknownCommit, match="nosuch"):
+        list(walk_notes(repository, ["nosuch"]))
