@@ -224,6 +224,7 @@ def test_startup_prints_every_figure_next_to_its_target() -> None:
         "python3 -c pass",
         "e2g --version",
         "e2g link REV --json",
+        "e2g link BACKPORT --json",
         "e2g search QUERY",
         "import e2g.cli.app",
     ):
