@@ -17,7 +17,7 @@ from e2g.mail.patch import (
 from e2g.mail.patch_id import compute_patch_id, git_diff_patch_id
 from e2g.mail.paths import unquote_path
 from e2g.model import MAX_DIFF, MAX_FILES
-from e2g.model.mail import FileChange, Patch
+from e2g.model.patch import FileChange, Patch
 
 EMPTY_PATCH = Patch(diff="", files=(), added=0, removed=0, patch_id=None)
 

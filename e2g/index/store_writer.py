@@ -35,7 +35,8 @@ from e2g.index.store import (
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
 from e2g.mail.trailers import TrailerKind, kind_of
-from e2g.model.mail import FileChange, Malformed, Message, RawMessage
+from e2g.model.mail import Malformed, Message, RawMessage
+from e2g.model.patch import FileChange
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,13 +50,8 @@ from e2g.model import (
     Kind,
     SubjectInfo,
 )
-from e2g.model.mail import (
-    Malformed,
-    Message,
-    Patch,
-    PullRequest,
-    RawMessage,
-)
+from e2g.model.mail import Malformed, Message, PullRequest, RawMessage
+from e2g.model.patch import Patch
 
 MAX_HEADERS = 1024
 MAX_HEADER_VALUE = 64 * 1024

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from e2g.mail import paths
 from e2g.mail.patch_id import compute_patch_id
 from e2g.model import MAX_BODY, MAX_DIFF, MAX_FILES, FileStatus, lines_weight
-from e2g.model.mail import FileChange, Patch
+from e2g.model.patch import FileChange, Patch
 
 MAX_SCAN = MAX_DIFF + MAX_BODY  # characters of one text part that we look at
 MAX_HEADER_LINES = 24  # lines between a file's first header line and its hunks

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from e2g.model import Address, Compact, DateSource, Trailer
-from e2g.model.mail import Patch
+from e2g.model.patch import Patch
 
 
 @dataclass(frozen=True, slots=True)

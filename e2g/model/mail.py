@@ -1,12 +1,14 @@
 """What the archive readers and the mail parsers produce: a raw message and where it
-was read, and the parsed Message with its subject, diff and pull request."""
+was read, and the parsed Message with its subject, diff (e2g.model.patch) and pull
+request."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
-from e2g.model import Address, DateSource, FileStatus, Kind, SubjectInfo, Trailer
+from e2g.model import Address, DateSource, Kind, SubjectInfo, Trailer
+from e2g.model.patch import Patch
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,37 +32,6 @@ class RawMessage:
     data: bytes
     origin: Origin
     from_line: bytes | None = None  # the mbox "From " separator line, if any
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file's part of a diff."""
-
-    path: str  # normalised: new path, or old path for a deletion
-    old_path: str | None  # normalised; differs from path for renames/copies
-    status: FileStatus = FileStatus.MODIFIED
-    binary: bool = False
-    added: int = 0
-    removed: int = 0
-    # lines_weight() of the path's collapsed added and removed lines, all its diffs
-    # in the text together; set for mail (which the store keeps), None otherwise.
-    weight: float | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Patch:
-    """The diff a message (or commit) carries."""
-
-    diff: str  # the diff text, from the first diff header to the end of the last hunk
-    files: tuple[FileChange, ...]
-    added: int
-    removed: int
-    patch_id: str | None  # equal to `git patch-id --stable` of the same diff
-    # The files' paths, kept: the matcher asks for them once per candidate.
-    paths: tuple[str, ...] = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "paths", tuple(change.path for change in self.files))
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from e2g.matcher.scoring import (
 from e2g.matcher.similarity import diff_overlap, similarity_bound_from_counts
 from e2g.model import Address, DateSource, Kind, lines_weight
 from e2g.model.links import Commit
-from e2g.model.mail import FileChange, Patch
+from e2g.model.patch import FileChange, Patch
 from e2g.model.stored import StoredMessage
 
 MOUNTAIN = timezone(timedelta(hours=-6))
