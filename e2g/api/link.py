@@ -23,7 +23,7 @@ from e2g.api.core import no_mail, open_store
 from e2g.config import Settings
 from e2g.errors import E2gError, NotMatched
 from e2g.git.repo import Repo
-from e2g.index.link_writer import LinkRows, LinkWriter
+from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
 from e2g.index.store import BackportEdge, Store
 from e2g.mail.backport import PROCESS_METHODS
@@ -230,13 +230,15 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
     to_json: Callable[[LinkResult], dict[str, object]] | None = None,
     scope: trees.Scope | None = None,
     read: trees.Split | None = None,
+    tree_writer: TreeWriter | None = None,
 ) -> MatchSummary:
     """Match the non-merge commits `dated` ((sha, commit time) pairs) and store
     their links, BATCH commits per write: the loop of `match` and `match_commits`.
 
     Backports of commits matched before or now, and the copies a rebase made of
     commits matched before, are answered from those (e2g.api.trees), not matched;
-    `read`: the heads and notes the walk of `dated` read (trees.walk_branch)."""
+    `read`: the heads and notes the walk of `dated` read (trees.walk_branch);
+    `tree_writer`: match_tree's, which writes them."""
     from e2g.api import trees
 
     with open_store(settings) as store:
@@ -286,7 +288,9 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
                 summary.elapsed = time.monotonic() - started
                 on_result(answer, summary)
         writer.write(pending)
-    rows = trees.store_split(settings, found, scope=scope, max_seq=max_seq)
+    rows = trees.store_split(
+        settings, found, scope=scope, max_seq=max_seq, writer=tree_writer
+    )
     for answer in _split_answers(settings, rows, scope=scope, to_json=to_json):
         _count(summary, answer)
         if on_result is not None:
@@ -355,39 +359,48 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
         for branch in other.branches
     ]
     summaries = []
-    for branch in tree.branches:
-        scope = trees.Scope(key, tree.name, trees.branch_name(branch), ranks[name])
-        started = time.monotonic()
-        walk = trees.walk_branch(
-            settings, repository, [branch, *(f"^{tip}" for tip in before)], scope=scope
-        )
-        trees.record_branch(
-            settings,
-            repository,
-            repo=key,
-            tree=tree.name,
-            branch=branch,
-            shas=[sha for sha, _ in walk.dated],
-            exclude=before,
-            merges=walk.merges,
-        )
-        summaries.append(
-            _match_dated(
+    # One writer for the tree's branches: the close of the store's last connection
+    # copies its log into the database, then once, not after each write (2,000
+    # backports: closes of 12 ms, not 14 ms).
+    with TreeWriter(settings.store_path) as writer:
+        for branch in tree.branches:
+            scope = trees.Scope(key, tree.name, trees.branch_name(branch), ranks[name])
+            started = time.monotonic()
+            walk = trees.walk_branch(
                 settings,
                 repository,
-                walk.dated,
-                MatchSummary(merges=walk.merges),
-                started=started,
-                jobs=jobs,
-                redo=redo,
-                on_result=on_result,
-                to_json=to_json,
+                [branch, *(f"^{tip}" for tip in before)],
                 scope=scope,
-                read=walk.read,
             )
-        )
-        before.append(trees.branch_name(branch))
-    trees.update_releases(settings, repository, repo=key)
+            trees.record_branch(
+                settings,
+                repository,
+                repo=key,
+                tree=tree.name,
+                branch=branch,
+                shas=[sha for sha, _ in walk.dated],
+                exclude=before,
+                merges=walk.merges,
+                writer=writer,
+            )
+            summaries.append(
+                _match_dated(
+                    settings,
+                    repository,
+                    walk.dated,
+                    MatchSummary(merges=walk.merges),
+                    started=started,
+                    jobs=jobs,
+                    redo=redo,
+                    on_result=on_result,
+                    to_json=to_json,
+                    scope=scope,
+                    read=walk.read,
+                    tree_writer=writer,
+                )
+            )
+            before.append(trees.branch_name(branch))
+        trees.update_releases(settings, repository, repo=key)
     return summaries
 
 

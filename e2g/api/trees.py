@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from e2g.config import Settings, TreeConfig
@@ -492,20 +493,26 @@ def _rebased_row(
 
 
 def store_split(
-    settings: Settings, found: Split, *, scope: Scope, max_seq: int
+    settings: Settings,
+    found: Split,
+    *,
+    scope: Scope,
+    max_seq: int,
+    writer: TreeWriter | None = None,
 ) -> list[LinkRows]:
     """Write what `split` found, after the batch stored the commits it names;
-    return the rows written (one per backport or rebased commit)."""
+    return the rows written (one per backport or rebased commit). `writer`: the
+    caller's, else one of its own."""
     if not found.backports and not found.rebased:
         return []
     from e2g.api.core import open_store
 
     with open_store(settings) as store:
         rows = backport_rows(store, found, scope=scope, max_seq=max_seq)
-    with TreeWriter(settings.store_path) as writer:
+    with nullcontext(writer) if writer else TreeWriter(settings.store_path) as own:
         # In sha order, as the tables' keys are: 2,000 backports are written in
         # 17 ms, not 26 ms (benchmarks/backports.py).
-        writer.add_backports(
+        own.add_backports(
             scope.repo,
             rows=sorted(rows, key=lambda row: row.commit[0]),
             edges=sorted(
@@ -547,6 +554,7 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     shas: Sequence[str],
     exclude: Sequence[str],
     merges: int | None = None,
+    writer: TreeWriter,
 ) -> None:
     """Store that `branch` of `tree` reaches `shas` (beyond the branches `exclude`
     names, listed before it), each with the merge that brought it in, marking the
@@ -556,7 +564,8 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     `merges`: how many merges the branch holds beyond `exclude`, when the caller
     walked it already; with none (a stable branch is a line of cherry-picks) no
     merge brought anything in, and the walk of its parents is skipped (2,000
-    backports: 30 ms of the 230 ms their match took)."""
+    backports: 30 ms of the 230 ms their match took). `writer`: the caller's,
+    kept open across the tree's branches."""
     from e2g.api.core import open_store
 
     name = branch_name(branch)
@@ -572,11 +581,10 @@ def record_branch(  # noqa: PLR0913 - keyword-only
         if merges != 0
         else {}
     )
-    with TreeWriter(settings.store_path) as writer:
-        # In sha order, as the table's keys are (2,000 commits: 6 ms, not 8 ms).
-        writer.set_branch(
-            repo, tree=tree, branch=name, tip=tip, shas=sorted(shas), merges=brought
-        )
+    # In sha order, as the table's keys are (2,000 commits: 6 ms, not 8 ms).
+    writer.set_branch(
+        repo, tree=tree, branch=name, tip=tip, shas=sorted(shas), merges=brought
+    )
 
 
 def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
