@@ -119,7 +119,7 @@ def walk_branch(
         if len(head.parents) > 1:
             walk.merges += 1
             continue
-        walk.dated.append((head.sha, int(head.commit_date.timestamp())))
+        walk.dated.append((head.sha, head.committed))
         _take(walk.read, head, message)
     return walk
 
@@ -331,12 +331,10 @@ def _earliest(
     stored: Sequence[StoredSha],
 ) -> StoredSha | None:
     """The earliest committed other copy of the patch, committed before `sha`."""
-    me = int(found.heads[sha].commit_date.timestamp())
+    me = found.heads[sha].committed
     candidates = [row for row in stored if row.sha != sha]
     candidates += [
-        StoredSha(
-            scope.repo, other, "", int(found.heads[other].commit_date.timestamp())
-        )
+        StoredSha(scope.repo, other, "", found.heads[other].committed)
         for other in run
         if other != sha and other not in found.backports
     ]
@@ -453,8 +451,8 @@ def _commit_row(  # noqa: PLR0913 - keyword-only
         head.subject,
         head.author.name,
         head.author.email,
-        int(head.author_date.timestamp()),
-        int(head.commit_date.timestamp()),
+        head.authored,
+        head.committed,
         files,
         status,
         method,
