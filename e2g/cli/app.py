@@ -9,7 +9,6 @@ of `e2g` does it (`[project.scripts] e2g = "e2g.cli.app:main"`).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import signal
 import sys
@@ -116,8 +115,10 @@ def _leave(code: int | str | None) -> NoReturn:
     if isinstance(code, str):  # sys.exit("text") prints the text and exits 1
         sys.stderr.write(f"{code}\n")
     atexit._run_exitfuncs()
-    with contextlib.suppress(OSError, ValueError):
+    try:
         sys.stderr.flush()
+    except (OSError, ValueError):  # closed or gone: nothing left to say there
+        pass
     os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 
