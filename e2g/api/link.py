@@ -69,8 +69,7 @@ def link(
     settings: Settings, rev: str, *, repo: Path, ignore_trailers: bool = False
 ) -> LinkResult:
     """Every posting of the commit `rev`, or an explicit no match."""
-    repository = Repo.open(repo)
-    sha = repository.resolve(rev)
+    repository, sha = Repo.open_at(repo, rev)
     commit = next(iter(repository.commits([sha])), None)
     if commit is None:  # a merge: its pull request and the commits it brought in
         from e2g.api.merges import link_merge  # here: merges imports this module
