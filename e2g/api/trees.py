@@ -586,8 +586,8 @@ def record_branch(  # noqa: PLR0913 - keyword-only
 
 
 def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
-    """Walk the tags of `repository` not walked before (one `git rev-list` each) and
-    store the first tag that contains each commit; how many commits got one."""
+    """Walk the tags of `repository` not walked before (one `git rev-list` of them
+    all) and store the first tag that contains each commit; how many got one."""
     from e2g.api.core import open_store
 
     tags = git_trees.tags(repository)

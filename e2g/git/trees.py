@@ -247,21 +247,6 @@ def changed_paths(repo: Repo, shas: Sequence[str]) -> dict[str, tuple[str, ...]]
     return found
 
 
-def range_shas(
-    repo: Repo, revs: Sequence[str], *, exclude: Sequence[str] = ()
-) -> list[str]:
-    """Every commit (merges too) `revs` reaches that none of `exclude` does, newest
-    first: the commits a branch holds beyond the branches listed before it."""
-    output = _git(
-        repo,
-        ["rev-list", "--stdin"],
-        data="".join(
-            [*(f"{rev}\n" for rev in revs), *(f"^{rev}\n" for rev in exclude)]
-        ).encode(),
-    )
-    return output.decode().split()
-
-
 def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
     """Whether `descendant` reaches `ancestor` (a branch that was not rewritten)."""
     found = subprocess.run(
@@ -344,13 +329,46 @@ def first_tags(
 ) -> Iterator[tuple[str, str]]:
     """(sha, tag) for each commit that `ordered`'s tags bring in, each commit under
     the first of them that contains it; commits any tag of `before` (tags processed
-    on an earlier run) contains are left out. One `git rev-list` per tag, each
-    walking only what the tags before it did not reach."""
-    seen = [tag.target for tag in before]
-    for tag in ordered:
-        for sha in range_shas(repo, [tag.target], exclude=seen):
-            yield sha, tag.name
-        seen.append(tag.target)
+    on an earlier run) contains are left out.
+
+    One `git rev-list --topo-order --parents` of the tags less `before`'s, read as
+    it streams: a commit comes after all its children, so its first tag is the
+    first of its own tags and its children's; only the commits whose parents are
+    still to come are held (the history's width, not its length). One walk per tag,
+    each leaving out all the tags before it, took git.git's 1,001 tags 45 s; this
+    takes a few seconds."""
+    rank: dict[str, int] = {}
+    for index, tag in enumerate(ordered):
+        rank.setdefault(tag.target, index)  # two tags of one commit: the first
+    if not rank:
+        return
+    # By commit: the first tag among its children's (and its own) seen so far.
+    pending: dict[str, int] = {}
+    listed = [*(f"{sha}\n" for sha in rank), *(f"^{tag.target}\n" for tag in before)]
+    command = ["git", "-C", str(repo.root), "rev-list", "--topo-order", "--parents"]
+    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as revs:
+        revs.write("".join(listed).encode())
+        revs.seek(0)
+        try:
+            walk = subprocess.Popen(
+                [*command, "--stdin"], stdin=revs, stdout=subprocess.PIPE, stderr=errors
+            )
+        except FileNotFoundError as error:
+            raise RepoError("git not found on PATH") from error
+        assert walk.stdout is not None
+        with walk:
+            for line in walk.stdout:
+                sha, *parents = line.decode("ascii").split()
+                best = min(pending.pop(sha, len(ordered)), rank.get(sha, len(ordered)))
+                if best == len(ordered):
+                    continue  # reached from no tag (cannot happen in this walk)
+                yield sha, ordered[best].name
+                for parent in parents:
+                    if pending.get(parent, len(ordered)) > best:
+                        pending[parent] = best
+        if walk.returncode != 0:
+            errors.seek(0)
+            raise_git_error(errors.read(), revs=list(rank), root=repo.root)
 
 
 def first_tag(repo: Repo, sha: str) -> str | None:
