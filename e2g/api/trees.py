@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from itertools import islice
 
 from e2g.config import Settings, TreeConfig
 from e2g.errors import UsageError
@@ -47,6 +48,8 @@ from e2g.mail.subject import subject_key
 HEADS = 5000
 # A backport's own mails: at most this many of the same title are looked at.
 PROCESS_MAILS = 100
+# First releases written per transaction (a kernel's first walk: a million).
+RELEASES_BATCH = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -587,7 +590,7 @@ def record_branch(  # noqa: PLR0913 - keyword-only
 
 def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
     """Walk the tags of `repository` not walked before (one `git rev-list` of them
-    all) and store the first tag that contains each commit; how many got one."""
+    all) and store the first tag that contains each commit; how many it found."""
     from e2g.api.core import open_store
 
     tags = git_trees.tags(repository)
@@ -597,9 +600,15 @@ def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
     if not new:
         return 0
     before = [tag for tag in tags if done.get(tag.name) == tag.target]
-    found = list(git_trees.first_tags(repository, new, before=before))
+    found = git_trees.first_tags(repository, new, before=before)
+    count = 0
     with TreeWriter(settings.store_path) as writer:
-        writer.add_releases(
-            repo, found=found, tags=[(tag.name, tag.target) for tag in new]
-        )
-    return len(found)
+        # A kernel's first walk is a million commits: written as they come, a
+        # transaction per batch (the write lock is not held through the walk). The
+        # tags are written last: a run cut short does them all again, and the
+        # releases it wrote stay (a commit keeps the tag found first).
+        while batch := list(islice(found, RELEASES_BATCH)):
+            writer.add_releases(repo, found=batch, tags=())
+            count += len(batch)
+        writer.add_releases(repo, found=(), tags=[(t.name, t.target) for t in new])
+    return count

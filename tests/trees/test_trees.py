@@ -4,6 +4,8 @@ temp dir (tests/trees/world.py)."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -372,3 +374,47 @@ def test_link_reads_a_backport_match_never_saw(tmp_path: Path) -> None:
             f"{upstream}@example.org"
         ]
     assert link(settings, world.shas["B"], repo=world.repo).upstream is None
+
+
+def test_releases_in_small_batches_are_the_releases(
+    matched: tuple[World, config.Settings],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """update_releases writes a transaction per batch: batches of 2 store the same
+    first releases as one batch, and a run cut short after its first batch leaves
+    what it wrote for the next run to complete."""
+    from e2g.api import trees
+    from e2g.git import trees as git_trees
+    from e2g.git.repo import Repo
+
+    world, settings = matched
+    repository = Repo.open(world.repo)
+    whole = _releases(settings)
+    assert len({tag for _, tag in whole}) >= 2
+    data = tmp_path / "data"
+    small = settings_for(world, data)
+    core.ingest(small, [world.archive])
+    monkeypatch.setattr(trees, "RELEASES_BATCH", 2)
+    walk = git_trees.first_tags
+
+    def cut_short(*args: object, **kwargs: object) -> object:
+        yield from list(walk(*args, **kwargs))[:3]  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(git_trees, "first_tags", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        trees.update_releases(small, repository, repo=str(world.repo))
+    monkeypatch.setattr(git_trees, "first_tags", walk)
+    assert len(_releases(small)) == 2  # the first batch; the tags are not done
+    with open_store(small) as store:
+        assert store.release_tags(str(world.repo)) == {}
+    assert trees.update_releases(small, repository, repo=str(world.repo)) == len(whole)
+    assert _releases(small) == whole
+
+
+def _releases(settings: config.Settings) -> list[tuple[str, str]]:
+    with closing(sqlite3.connect(settings.store_path)) as connection:
+        return connection.execute(
+            "SELECT sha, tag FROM releases ORDER BY sha"
+        ).fetchall()
