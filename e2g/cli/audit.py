@@ -54,9 +54,10 @@ def _line(audit: CommitAudit) -> str:
         if unbacked
         else ""
     )
+    trees = f" [{', '.join(audit.trees)}]" if audit.trees else ""
     return (
         f"{audit.sha[:12]} {audit.verdict:<24} "
-        f"{output.truncate(audit.subject, 60)} · {audit.evidence}{tags}"
+        f"{output.truncate(audit.subject, 60)}{trees} · {audit.evidence}{tags}"
     )
 
 

@@ -21,6 +21,7 @@ def audit_json(audit: CommitAudit) -> dict[str, object]:
         "author": _person(audit.author.name, audit.author.email),
         "committer": _person(audit.committer.name, audit.committer.email),
         "committer_only": audit.committer_only,
+        "trees": list(audit.trees),
         "applied": None
         if applied is None
         else {"message_id": applied.message_id, "version": applied.version},

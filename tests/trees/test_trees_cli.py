@@ -71,3 +71,27 @@ def test_an_unknown_tree_is_a_usage_error(world: tuple[World, Path]) -> None:
         "e2g: error: no tree named 'nope' in the config file"
     )
     assert "mainline, stable, next" in found.stderr
+
+
+def test_audit_names_the_trees_of_each_commit(world: tuple[World, Path]) -> None:
+    # "A tree's name shows wherever a commit is shown": the audit's lines too.
+    built, data = world
+    assert (
+        e2g(built, data, "match", "--tree", "mainline", "--tree", "stable").returncode
+        == 0
+    )
+    rev = built.shas["B-1.0"]
+    found = e2g(
+        built, data, "audit", "-C", str(built.repo), "--json", "--no-match",
+        f"{rev}^!", built.shas["B"] + "^!",
+    )  # fmt: skip
+    assert found.returncode in (0, 4), found.stderr
+    trees = {
+        line["commit"]: line["trees"]
+        for line in map(json.loads, found.stdout.splitlines())
+        if "commit" in line
+    }
+    assert trees == {rev: ["stable/linux-1.0.y"], built.shas["B"]: ["mainline/master"]}
+    text = e2g(built, data, "audit", "-C", str(built.repo), "--no-match", f"{rev}^!")
+    (line,) = [line for line in text.stdout.splitlines() if line.startswith(rev[:12])]
+    assert "[stable/linux-1.0.y] · " in line

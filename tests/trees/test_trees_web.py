@@ -83,3 +83,15 @@ def test_a_merge_page(
     body = client.get(f"/api/v1/commits/{world.shas['merge']}").json()
     assert body["merge"] is True
     assert body["postings"][0]["message_id"] == "pull-1.3@example.org"
+
+
+def test_the_audit_page_names_each_commits_trees(
+    client: TestClient,
+    matched: tuple[World, config.Settings],  # noqa: F811
+) -> None:
+    world, _ = matched
+    page = client.get("/audit", params={"range": f"{world.shas['B-1.0']}^!"})
+    assert page.status_code == 200
+    assert '<span class="muted">[stable/linux-1.0.y]</span>' in page.text
+    body = client.get("/api/v1/audit", params={"range": f"{world.shas['B']}^!"}).json()
+    assert [one["trees"] for one in body["commits"]] == [["mainline/master"]]

@@ -80,6 +80,7 @@ class CommitFacts:
     commit: CommitMessage
     row: AuditRow | None  # None: `e2g match` never answered this commit
     postings: tuple[Posted, ...]
+    trees: tuple[str, ...] = ()  # "tree/branch" of the named trees that hold it
 
 
 def version_of(posted: Posted, facts: CommitFacts) -> int:
@@ -130,6 +131,7 @@ def read_facts(
         if link.message_id in messages
     }
     reviews = _reviews(store, [row.seq for rows in below.values() for row in rows])
+    places = store.tree_places(shas)
 
     def posted(sha: str, link: StoredLink) -> Posted:
         return Posted(
@@ -149,6 +151,11 @@ def read_facts(
                 posted(commit.sha, link)
                 for link in links.get(commit.sha, ())
                 if link.message_id in messages
+            ),
+            trees=tuple(
+                f"{place.tree}/{place.branch}"
+                for place in places.get(commit.sha, ())
+                if place.repo == repo and not place.gone
             ),
         )
         for commit in commits

@@ -128,6 +128,8 @@ class CommitAudit:
     tags: tuple[TagCheck, ...] = ()
     delta: Delta | None = None
     committer_only: bool = False  # the only review came from the committer
+    # The named trees' branches that hold the commit ("mainline/master"), if any.
+    trees: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -152,6 +152,7 @@ def _audit(facts: CommitFacts, subject: str, **found: Any) -> CommitAudit:
         author=row.author if row else Address("", ""),
         committer=facts.commit.committer,
         files=row.files if row else (),
+        trees=facts.trees,
         **{"verdict": Verdict.UNCERTAIN, "evidence": ""} | found,
     )
 
