@@ -111,6 +111,7 @@ def test_postings_are_link_json_postings(sample):
         "author",
         "date",
         "status",
+        "trees",
         "postings",
         "lines",
     ]

@@ -477,6 +477,7 @@ def test_command_line_json_spans_keep_their_keys(sample) -> None:
         "author",
         "date",
         "status",
+        "trees",
         "postings",
     }
     assert all(set(span) == keys for span in spans)

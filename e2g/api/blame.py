@@ -46,6 +46,7 @@ class Review:
     commit: CommitInfo
     status: str
     postings: tuple[Posting, ...]
+    trees: tuple[str, ...] = ()  # "tree/branch" of the named trees that hold it
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,12 +171,18 @@ def find_reviews(
         found = stored_postings_of(
             store, key, shas, url_for=settings.url_for, threads=thread_links(store)
         )
+        places = store.tree_places(shas)
         for commit in commits:
             postings = tuple(found.get(commit.sha, ()))
             status = _status(commit, postings, span)
             if status == NO_MATCH and not match and commit.sha not in stored:
                 status = NOT_MATCHED
-            reviews[commit.sha] = Review(commit, status, postings)
+            trees = tuple(
+                f"{place.tree}/{place.branch}"
+                for place in places.get(commit.sha, ())
+                if place.repo == key and not place.gone
+            )
+            reviews[commit.sha] = Review(commit, status, postings, trees)
     return reviews
 
 

@@ -287,6 +287,7 @@ def review_json(review: Review) -> dict[str, object]:
         "author": f"{commit.author.name} <{commit.author.email}>",
         "date": commit.author_date.isoformat(),
         "status": review.status,
+        "trees": list(review.trees),
         "postings": [posting_json(posting) for posting in review.postings],
     }
 

@@ -17,7 +17,7 @@ from e2g.api.core import open_store
 from e2g.api.link import link, match, match_head, match_tree, stored_results
 from e2g.api.reverse import way_back
 from e2g.api.stats import stats
-from e2g.render import link_json, releases_line, way_back_json
+from e2g.render import blame_json, link_json, releases_line, way_back_json
 from tests.conftest import git
 from tests.trees.world import REVIEWER, World, build, rebase_next
 
@@ -306,6 +306,12 @@ def test_stored_answers_and_blame_inherit_the_upstream_review(
     applied = [p for p in run.review.postings if p.applied]
     assert [p.message_id for p in applied] == ["B@example.org"]
     assert applied[0].reviewers == (f"Reviewed-by: {REVIEWER}",)
+    # A tree's name shows wherever a commit is shown: blame's too.
+    assert run.review.trees == ("stable/linux-1.0.y",)
+    assert blame_json(run)["trees"] == ["stable/linux-1.0.y"]
+    upstream = blame(settings, "frob.c", "master", repo=world.repo, lines=(16, 16))
+    assert upstream.runs[0].review.commit.sha == world.shas["B"]
+    assert upstream.runs[0].review.trees == ("mainline/master",)
 
 
 def test_a_branch_that_grew_keeps_its_merges(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ SPAN_KEYS = {
     "author",
     "date",
     "status",
+    "trees",
     "postings",
 }
 
