@@ -178,7 +178,7 @@ def find_reviews(
             if status == NO_MATCH and not match and commit.sha not in stored:
                 status = NOT_MATCHED
             trees = tuple(
-                f"{place.tree}/{place.branch}"
+                place.name
                 for place in places.get(commit.sha, ())
                 if place.repo == key and not place.gone
             )

@@ -98,7 +98,7 @@ def _branches(store: Store, shas: list[str], *, by: str) -> dict[str, set[str]]:
     if by != "tree":
         return {}
     return {
-        sha: {f"{p.tree}/{p.branch}" for p in places if not p.gone} or {GONE}
+        sha: {p.name for p in places if not p.gone} or {GONE}
         for sha, places in store.tree_places(shas).items()
     }
 

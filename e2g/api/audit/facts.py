@@ -153,7 +153,7 @@ def read_facts(
                 if link.message_id in messages
             ),
             trees=tuple(
-                f"{place.tree}/{place.branch}"
+                place.name
                 for place in places.get(commit.sha, ())
                 if place.repo == repo and not place.gone
             ),

@@ -52,6 +52,11 @@ class TreePlace:
     gone: bool  # a rebase left it behind: history, not an answer
     merge: str | None = None  # the merge that brought it into the branch
 
+    @property
+    def name(self) -> str:
+        """The branch as e2g shows it beside a commit: `stable/linux-6.1.y`."""
+        return f"{self.tree}/{self.branch}"
+
 
 @dataclass(frozen=True, slots=True)
 class LinkedCommit:
