@@ -171,18 +171,15 @@ def find_reviews(
         found = stored_postings_of(
             store, key, shas, url_for=settings.url_for, threads=thread_links(store)
         )
-        places = store.tree_places(shas)
+        trees = store.tree_names(key, shas)
         for commit in commits:
             postings = tuple(found.get(commit.sha, ()))
             status = _status(commit, postings, span)
             if status == NO_MATCH and not match and commit.sha not in stored:
                 status = NOT_MATCHED
-            trees = tuple(
-                place.name
-                for place in places.get(commit.sha, ())
-                if place.repo == key and not place.gone
+            reviews[commit.sha] = Review(
+                commit, status, postings, trees.get(commit.sha, ())
             )
-            reviews[commit.sha] = Review(commit, status, postings, trees)
     return reviews
 
 

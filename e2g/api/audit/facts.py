@@ -131,7 +131,7 @@ def read_facts(
         if link.message_id in messages
     }
     reviews = _reviews(store, [row.seq for rows in below.values() for row in rows])
-    places = store.tree_places(shas)
+    trees = store.tree_names(repo, shas)
 
     def posted(sha: str, link: StoredLink) -> Posted:
         return Posted(
@@ -152,11 +152,7 @@ def read_facts(
                 for link in links.get(commit.sha, ())
                 if link.message_id in messages
             ),
-            trees=tuple(
-                place.name
-                for place in places.get(commit.sha, ())
-                if place.repo == repo and not place.gone
-            ),
+            trees=trees.get(commit.sha, ()),
         )
         for commit in commits
     ]

@@ -121,6 +121,16 @@ class TreeReads(StoreBase):
                 )
         return found
 
+    def tree_names(self, repo: str, shas: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The live branches (`tree/branch`) of `repo`'s named trees that reach each
+        of `shas`, as shown beside a commit (audit, blame); none: left out."""
+        found: dict[str, tuple[str, ...]] = {}
+        for sha, places in self.tree_places(shas).items():
+            names = tuple(p.name for p in places if p.repo == repo and not p.gone)
+            if names:
+                found[sha] = names
+        return found
+
     def branch_shas(self, repo: str, tree: str, branch: str) -> dict[str, bool]:
         """Every commit stored as reached by `branch` of `tree`, and whether it is gone."""
         return {
