@@ -95,3 +95,13 @@ def test_the_audit_page_names_each_commits_trees(
     assert '<span class="muted">[stable/linux-1.0.y]</span>' in page.text
     body = client.get("/api/v1/audit", params={"range": f"{world.shas['B']}^!"}).json()
     assert [one["trees"] for one in body["commits"]] == [["mainline/master"]]
+
+
+def test_a_patch_s_thread_page_names_the_trees_that_applied_it(
+    client: TestClient,
+    matched: tuple[World, config.Settings],  # noqa: F811
+) -> None:
+    world, _ = matched
+    html = client.get("/thread/A@example.org").text
+    assert "In trees: mainline/master" in html
+    assert f'stable/linux-1.0.y <a href="/commit/{world.shas["A-1.0"]}">' in html
