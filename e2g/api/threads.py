@@ -108,6 +108,7 @@ class RecentCommit:
     commit_date: datetime | None
     status: str
     method: str | None
+    trees: tuple[str, ...] = ()  # "tree/branch" of the named trees that hold it
 
 
 # --- pure helpers --------------------------------------------------------------------
@@ -270,6 +271,12 @@ def recent_commits(
     keys = list(dict.fromkeys([str(repo), str(repo.resolve())]))
     with open_store(settings) as store:
         rows = store.recent_commits(keys, limit=limit, status=status)
+        shas = [row[0] for row in rows]
+        trees = {
+            sha: names
+            for key in keys
+            for sha, names in store.tree_names(key, shas).items()
+        }
     return [
         RecentCommit(
             sha=sha,
@@ -278,6 +285,7 @@ def recent_commits(
             commit_date=from_epoch(date),
             status=status,
             method=method,
+            trees=trees.get(sha, ()),
         )
         for sha, subject, author, date, status, method in rows
     ]

@@ -105,3 +105,10 @@ def test_a_patch_s_thread_page_names_the_trees_that_applied_it(
     html = client.get("/thread/A@example.org").text
     assert "In trees: mainline/master" in html
     assert f'stable/linux-1.0.y <a href="/commit/{world.shas["A-1.0"]}">' in html
+
+
+def test_the_front_page_names_each_commits_trees(client: TestClient) -> None:
+    html = client.get("/").text
+    assert "Recent commits found on a list" in html
+    assert " · mainline/master</span>" in html
+    assert " · stable/linux-1.0.y</span>" in html
