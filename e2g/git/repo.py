@@ -14,8 +14,9 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
 
 from e2g.errors import NotFound, RepoError, UnknownCommit, UsageError
 from e2g.model import Address
@@ -271,37 +272,48 @@ class Repo:
         (mailmap applied) and its whole message; no diff, so one streaming `git log`
         lists git.git's 60,000 commits in about a second. Without `walk`, exactly
         the commits `revs` name. Close the iterator to stop git early."""
-        from e2g.git.commits import MESSAGE_FORMAT, read_messages, stop_reader
+        from e2g.git.commits import MESSAGE_FORMAT, read_messages
 
         arguments = self._rev_arguments(revs, all_refs=all_refs)
         if arguments is None:
             return
         if not walk:
             arguments = ["--no-walk=unsorted", *arguments]
+        log = ["log", "--no-merges", "--encoding=UTF-8", "--no-notes"]
+        with self.streamed(
+            [*log, f"--format={MESSAGE_FORMAT}", *arguments], revs=revs
+        ) as out:
+            yield from read_messages(out)
+
+    @contextmanager
+    def streamed(
+        self,
+        arguments: Sequence[str],
+        *,
+        revs: Sequence[str],
+        stdin: IO[bytes] | None = None,
+    ) -> Iterator[IO[bytes]]:
+        """The output of git `arguments`, to read as it comes; git is stopped when
+        the reader leaves early, and a git that failed raises what raise_git_error
+        says of it (`revs`: the revisions it was given, for that message)."""
+        from e2g.git.commits import stop_reader
+
         with tempfile.TemporaryFile() as errors:
             try:
                 process = subprocess.Popen(
-                    self._command(
-                        [
-                            "log",
-                            "--no-merges",
-                            "--encoding=UTF-8",
-                            "--no-notes",
-                            f"--format={MESSAGE_FORMAT}",
-                            *arguments,
-                        ]
-                    ),
+                    self._command(arguments),
+                    stdin=stdin,
                     stdout=subprocess.PIPE,
                     stderr=errors,
                 )
             except FileNotFoundError as error:
                 raise RepoError("git not found on PATH") from error
+            assert process.stdout is not None
             try:
-                assert process.stdout is not None
-                yield from read_messages(process.stdout)
+                yield process.stdout
             finally:
                 stop_reader(process)
-            if process.returncode not in (0, -9):
+            if process.returncode not in (0, -9):  # -9: stopped here, read enough
                 errors.seek(0)
                 raise_git_error(errors.read(), revs=revs, root=self._root)
 

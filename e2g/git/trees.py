@@ -19,7 +19,7 @@ from functools import partial
 from typing import IO
 
 from e2g.errors import RepoError
-from e2g.git.repo import Repo, raise_git_error
+from e2g.git.repo import Repo
 from e2g.model import MAX_BODY, MAX_SUBJECT, Address
 
 # One record per commit: sha, parents, author, dates, then the whole message.
@@ -106,28 +106,9 @@ def walk_notes(repo: Repo, revs: Sequence[str]) -> Iterator[tuple[CommitHead, st
     rev-list` gives them ("^X" leaves out what X reaches, "A..B" is a range): one
     `git log` walk, parsed as it streams, so the caller keeps only what it wants of
     the messages. A revision git does not know raises UnknownCommit."""
-    command = ["git", "-C", str(repo.root), "-c", "log.showSignature=false", "log"]
-    command += ["--encoding=UTF-8", "--no-notes", f"--format={_HEAD_FORMAT}"]
-    with tempfile.TemporaryFile() as errors:
-        try:
-            process = subprocess.Popen(
-                [*command, "--end-of-options", *revs, "--"],
-                stdout=subprocess.PIPE,
-                stderr=errors,
-            )
-        except FileNotFoundError as error:
-            raise RepoError("git not found on PATH") from error
-        assert process.stdout is not None
-        try:
-            yield from _records(process.stdout)
-        finally:
-            if process.poll() is None:
-                process.kill()  # the caller stopped early
-            process.wait()
-            process.stdout.close()
-        if process.returncode != 0:
-            errors.seek(0)
-            raise_git_error(errors.read(), revs=revs, root=repo.root)
+    log = ["log", "--encoding=UTF-8", "--no-notes", f"--format={_HEAD_FORMAT}"]
+    with repo.streamed([*log, "--end-of-options", *revs, "--"], revs=revs) as out:
+        yield from _records(out)
 
 
 def _records(stream: IO[bytes]) -> Iterator[tuple[CommitHead, str]]:
@@ -345,19 +326,12 @@ def first_tags(
     # By commit: the first tag among its children's (and its own) seen so far.
     pending: dict[str, int] = {}
     listed = [*(f"{sha}\n" for sha in rank), *(f"^{tag.target}\n" for tag in before)]
-    command = ["git", "-C", str(repo.root), "rev-list", "--topo-order", "--parents"]
-    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as revs:
-        revs.write("".join(listed).encode())
-        revs.seek(0)
-        try:
-            walk = subprocess.Popen(
-                [*command, "--stdin"], stdin=revs, stdout=subprocess.PIPE, stderr=errors
-            )
-        except FileNotFoundError as error:
-            raise RepoError("git not found on PATH") from error
-        assert walk.stdout is not None
-        with walk:
-            for line in walk.stdout:
+    walk = ["rev-list", "--topo-order", "--parents", "--stdin"]
+    with tempfile.TemporaryFile() as given:
+        given.write("".join(listed).encode())
+        given.seek(0)
+        with repo.streamed(walk, revs=list(rank), stdin=given) as out:
+            for line in out:
                 sha, *parents = line.decode("ascii").split()
                 best = min(pending.pop(sha, len(ordered)), rank.get(sha, len(ordered)))
                 if best == len(ordered):
@@ -366,9 +340,6 @@ def first_tags(
                 for parent in parents:
                     if pending.get(parent, len(ordered)) > best:
                         pending[parent] = best
-        if walk.returncode != 0:
-            errors.seek(0)
-            raise_git_error(errors.read(), revs=list(rank), root=repo.root)
 
 
 def first_tag(repo: Repo, sha: str) -> str | None:
