@@ -25,7 +25,7 @@ from e2g.errors import E2gError, NotMatched
 from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
 from e2g.index.schema import WEIGHTS_PENDING_KEY
-from e2g.index.store import BackportEdge, Store
+from e2g.index.store import BackportEdge, Store, branch_label
 from e2g.mail.backport import PROCESS_METHODS
 from e2g.mail.patch import diff_lines
 from e2g.matcher import batch
@@ -264,8 +264,8 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         found, todo = _split(
             settings, repository, todo, scope=scope, done=done, read=read
         )
-        if scope.tree is not None:
-            summary.tree = f"{scope.tree}/{scope.branch}"
+        if scope.tree is not None and scope.branch is not None:
+            summary.tree = branch_label(scope.tree, scope.branch)
         _count_split(summary, found)
         pending: list[LinkRows] = []
         job = batch.Job(

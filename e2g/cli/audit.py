@@ -54,10 +54,9 @@ def _line(audit: CommitAudit) -> str:
         if unbacked
         else ""
     )
-    trees = f" [{', '.join(audit.trees)}]" if audit.trees else ""
     return (
-        f"{audit.sha[:12]} {audit.verdict:<24} "
-        f"{output.truncate(audit.subject, 60)}{trees} · {audit.evidence}{tags}"
+        f"{audit.sha[:12]} {audit.verdict:<24} {output.truncate(audit.subject, 60)}"
+        f"{output.trees(audit.trees)} · {audit.evidence}{tags}"
     )
 
 

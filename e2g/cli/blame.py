@@ -32,10 +32,10 @@ def _header(review: Review) -> str:
     from e2g.render import review_cell
 
     commit = review.commit
-    trees = f" [{', '.join(review.trees)}]" if review.trees else ""
     return (
         f"{commit.sha[:8]} {commit.author_date:%Y-%m-%d} "
-        f"{output.truncate(commit.author.name, 20):<20}  {review_cell(review)}{trees}"
+        f"{output.truncate(commit.author.name, 20):<20}  {review_cell(review)}"
+        f"{output.trees(review.trees)}"
     )
 
 

@@ -42,7 +42,7 @@ def _tree_summary(summary: MatchSummary) -> str:
     n = output.number
     parts = [f"{n(summary.backports)} backports"] if summary.backports else []
     parts += [f"{n(summary.rebased)} rebased"] if summary.rebased else []
-    where = f" [{summary.tree}]" if summary.tree else ""
+    where = output.trees([summary.tree] if summary.tree else [])
     return (
         f"; {', '.join(parts)} answered from their upstream commits{where}"
         if parts

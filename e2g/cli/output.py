@@ -132,6 +132,13 @@ _DATE_SOURCES = {
 }
 
 
+def trees(names: Iterable[str]) -> str:
+    """The named trees' branches beside a commit or a run, as every command writes
+    them: ` [mainline/master, stable/linux-6.1.y]`; nothing for none."""
+    shown = ", ".join(names)
+    return f" [{shown}]" if shown else ""
+
+
 def truncate(text: str, width: int) -> str:
     text = " ".join(text.split())
     if width <= 1:

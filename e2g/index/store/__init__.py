@@ -41,6 +41,7 @@ from e2g.index.store.rows import (
     SubjectRow,
     ThreadRow,
     TreePlace,
+    branch_label,
 )
 from e2g.index.store.trees import TreeReads
 from e2g.index.store.views import ViewReads
@@ -66,6 +67,7 @@ __all__ = [
     "SubjectRow",
     "ThreadRow",
     "TreePlace",
+    "branch_label",
     "diff_blocks",
     "from_epoch",
     "in_list",

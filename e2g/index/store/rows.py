@@ -41,6 +41,11 @@ class BackportEdge:
     how: str  # mail.backport's note ("cherry-picked", ...) or "patch-id"
 
 
+def branch_label(tree: str, branch: str) -> str:
+    """A named tree's branch as e2g shows it beside a commit: `stable/linux-6.1.y`."""
+    return f"{tree}/{branch}"
+
+
 @dataclass(frozen=True, slots=True)
 class TreePlace:
     """Commit `sha` is reached by `branch` of the named `tree` in `repo`."""
@@ -54,8 +59,7 @@ class TreePlace:
 
     @property
     def name(self) -> str:
-        """The branch as e2g shows it beside a commit: `stable/linux-6.1.y`."""
-        return f"{self.tree}/{self.branch}"
+        return branch_label(self.tree, self.branch)
 
 
 @dataclass(frozen=True, slots=True)
