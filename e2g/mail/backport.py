@@ -54,7 +54,8 @@ from e2g.mail.subject import parse_subject
 _MAX_MESSAGE = 200_000
 _SHA = r"([0-9a-f]{7,40})"
 # Where a note begins: line start, optionally after "[" (and spaces). Each form
-# with a word every note of that form holds (see _may_hold).
+# with a word every note of that form holds: its pattern reads only the lines that
+# hold it (_lines_with).
 _NOTES = (
     (
         "commit-upstream",
@@ -123,7 +124,7 @@ def parse_backport(message: str) -> BackportNote | None:
     folded = _folded(message)
     for how, word, pattern in _NOTES:
         if folded is not None and word not in folded:
-            continue
+            continue  # no line to read: 2,000 git.git messages in 11 ms, not 18 ms
         texts = (message,) if folded is None else _lines_with(message, folded, word)
         shas = tuple(
             dict.fromkeys(
@@ -174,15 +175,15 @@ _QUEUED = re.compile(
 )
 
 
-# Words every backport-process subject holds: most subjects lack them all, and are
-# answered without parsing (the matcher asks this of every candidate).
-_MAYBE = re.compile(
-    r"autosel|stable|\d\.\d|failed|has been added|linux-next", re.IGNORECASE
-)
-# _MAYBE's words, and its one pattern, on ASCII text in lower case: `in` tests
-# answer most subjects (2,000 subjects of no process: 1.4 ms, not 2.5 ms).
+# Every backport-process subject holds one of these words or a version ("6.1"):
+# most subjects hold none, and are answered without parsing (the matcher asks
+# this of every candidate). On ASCII text in lower case `in` tests answer (2,000
+# subjects of no process: 1.4 ms, not 2.5 ms); other text takes _MAYBE.
 _MAYBE_WORDS = ("autosel", "stable", "failed", "has been added", "linux-next")
 _MAYBE_VERSION = re.compile(r"\d\.\d")
+_MAYBE = re.compile(
+    "|".join([*map(re.escape, _MAYBE_WORDS), _MAYBE_VERSION.pattern]), re.IGNORECASE
+)
 
 
 def _maybe_process(subject: str) -> bool:
