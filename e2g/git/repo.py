@@ -105,7 +105,8 @@ class Repo:
             raise RepoError("git not found on PATH") from error
         lines = found.stdout.decode("utf-8", "surrogateescape").splitlines()
         # An unknown `rev` exits 1 with the repository's lines; no repository, 128.
-        if found.returncode not in (0, 1 if rev is not None else 0) or len(lines) < 3:
+        found_repository = (0,) if rev is None else (0, 1)
+        if found.returncode not in found_repository or len(lines) < 3:
             raise RepoError(f"not a git repository: {path} (or any parent)")
         git_dir = Path(lines[0])
         bare, in_work_tree = lines[1] == "true", lines[2] == "true"
