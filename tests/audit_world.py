@@ -15,6 +15,8 @@ from pathlib import Path
 
 from e2g import config
 from e2g.api.core import ingest
+from e2g.api.link import link, match
+from e2g.model.links import LinkResult
 from tests.conftest import BASE_DATE, git, mail
 
 ALICE = "Alice Author <alice@example.org>"
@@ -336,3 +338,16 @@ def ingested(world: World) -> config.Settings:
     settings = config.resolve(data_dir=world.root / "data", env={}, home=world.root)
     ingest(settings, [str(mbox)], workers=1)
     return settings
+
+
+def matched(world: World) -> tuple[config.Settings, World]:
+    """The world ingested (`ingested`) and its HEAD matched, with one worker."""
+    settings = ingested(world)
+    match(settings, ["HEAD"], repo=world.repo, jobs=1)
+    return settings, world
+
+
+def linked(matched: tuple[config.Settings, World], name: str) -> LinkResult:
+    """`e2g link` of the matched world's commit `name`."""
+    settings, world = matched
+    return link(settings, world.shas[name], repo=world.repo)

@@ -12,12 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from e2g.api.link import link, match
 from e2g.index.schema import QUOTED_PENDING_KEY
 from e2g.mail.patch import find_patch
 from e2g.mail.quoted import quoted_patch_id
-from e2g.model.links import LinkResult
-from tests.audit_world import ALICE, BOB, MAINT, World, ingested, quoted
+from tests.audit_world import ALICE, BOB, MAINT, World, linked, matched, quoted
 from tests.conftest import git, store_sql
 
 LOST = "lost@x"  # the patch mail the archive never got
@@ -69,18 +67,11 @@ def world(tmp_path_factory: pytest.TempPathFactory):
         "c1r@x",
         "lost-c@x",
     )
-    settings = ingested(world)
-    match(settings, ["HEAD"], repo=world.repo, jobs=1)
-    return settings, world
-
-
-def _link(world, name: str) -> LinkResult:
-    settings, built = world
-    return link(settings, built.shas[name], repo=built.repo)
+    return matched(world)
 
 
 def test_a_ping_quoting_a_lost_patch_is_its_posting(world) -> None:
-    result = _link(world, "rootless")
+    result = linked(world, "rootless")
     (posting,) = result.postings
     assert posting.message_id == "ping@x"
     assert posting.applied
@@ -92,14 +83,14 @@ def test_a_ping_quoting_a_lost_patch_is_its_posting(world) -> None:
 
 
 def test_a_quote_in_the_patch_thread_is_review_not_a_posting(world) -> None:
-    result = _link(world, "present")
+    result = linked(world, "present")
     assert [p.message_id for p in result.postings] == ["b1@x"]
     assert result.postings[0].method == "patch-id"
     assert result.postings[0].reviewers == (f"Reviewed-by: {BOB}",)
 
 
 def test_a_review_quoting_parts_posts_nothing(world) -> None:
-    assert _link(world, "commented").postings == ()
+    assert linked(world, "commented").postings == ()
     settings, _ = world
     rows = store_sql(
         settings.store_path,

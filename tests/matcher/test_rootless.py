@@ -8,11 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from e2g.api.link import link, match
 from e2g.mail.subject import revert_depth
 from e2g.matcher.postings import series_sibling
-from e2g.model.links import LinkResult
-from tests.audit_world import ALICE, BOB, MAINT, World, ingested, quoted
+from tests.audit_world import ALICE, BOB, MAINT, World, linked, matched, quoted
 from tests.conftest import git
 from tests.matcher.test_scoring import _POSTED
 
@@ -53,18 +51,11 @@ def world(tmp_path_factory: pytest.TempPathFactory):
         summary = git(world.repo, "log", "-1", "--format=%s").strip()
         world.post(summary, world.diff_of(shas[name]), message_id=f"f-{name}@x")
 
-    settings = ingested(world)
-    match(settings, ["HEAD"], repo=world.repo, jobs=1)
-    return settings, world
-
-
-def _link(world, name: str) -> LinkResult:
-    settings, built = world
-    return link(settings, built.shas[name], repo=built.repo)
+    return matched(world)
 
 
 def test_a_thread_that_names_the_author_is_a_low_confidence_posting(world) -> None:
-    (posting,) = _link(world, "lost").postings
+    (posting,) = linked(world, "lost").postings
     assert (posting.message_id, posting.method, posting.kind) == (
         "d-review@x",
         "thread",
@@ -80,7 +71,7 @@ def test_a_thread_that_names_the_author_is_a_low_confidence_posting(world) -> No
 
 
 def test_a_thread_nothing_ties_to_the_author_is_no_posting(world) -> None:
-    assert _link(world, "unrelated").postings == ()
+    assert linked(world, "unrelated").postings == ()
 
 
 @pytest.mark.parametrize(
@@ -90,7 +81,7 @@ def test_a_thread_nothing_ties_to_the_author_is_no_posting(world) -> None:
 def test_a_redone_change_and_its_first_posting_stay_apart(
     world, name: str, message_id: str
 ) -> None:
-    assert [p.message_id for p in _link(world, name).postings] == [message_id]
+    assert [p.message_id for p in linked(world, name).postings] == [message_id]
 
 
 def test_a_series_sibling_is_no_version() -> None:
