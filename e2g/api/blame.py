@@ -171,7 +171,7 @@ def find_reviews(
         found = stored_postings_of(
             store, key, shas, url_for=settings.url_for, threads=thread_links(store)
         )
-        trees = store.tree_names(key, shas)
+        trees = store.tree_names({key}, shas)
         for commit in commits:
             postings = tuple(found.get(commit.sha, ()))
             status = _status(commit, postings, span)

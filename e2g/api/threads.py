@@ -271,12 +271,7 @@ def recent_commits(
     keys = list(dict.fromkeys([str(repo), str(repo.resolve())]))
     with open_store(settings) as store:
         rows = store.recent_commits(keys, limit=limit, status=status)
-        shas = [row[0] for row in rows]
-        trees = {
-            sha: names
-            for key in keys
-            for sha, names in store.tree_names(key, shas).items()
-        }
+        trees = store.tree_names(set(keys), [row[0] for row in rows])
     return [
         RecentCommit(
             sha=sha,

@@ -131,7 +131,7 @@ def read_facts(
         if link.message_id in messages
     }
     reviews = _reviews(store, [row.seq for rows in below.values() for row in rows])
-    trees = store.tree_names(repo, shas)
+    trees = store.tree_names({repo}, shas)
 
     def posted(sha: str, link: StoredLink) -> Posted:
         return Posted(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from e2g.index.store.base import StoreBase, in_list
 from e2g.index.store.rows import BackportEdge, StoredSha, SubjectRow, TreePlace
@@ -121,12 +121,15 @@ class TreeReads(StoreBase):
                 )
         return found
 
-    def tree_names(self, repo: str, shas: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """The live branches (`tree/branch`) of `repo`'s named trees that reach each
-        of `shas`, as shown beside a commit (audit, blame); none: left out."""
+    def tree_names(
+        self, repos: Collection[str], shas: Sequence[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """The live branches (`tree/branch`) of the named trees of `repos` (a
+        repository's keys) that reach each of `shas`, as shown beside a commit
+        (audit, blame, the front page); none: left out."""
         found: dict[str, tuple[str, ...]] = {}
         for sha, places in self.tree_places(shas).items():
-            names = tuple(p.name for p in places if p.repo == repo and not p.gone)
+            names = tuple(p.name for p in places if p.repo in repos and not p.gone)
             if names:
                 found[sha] = names
         return found
