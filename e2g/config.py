@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.errors import UsageError
 
@@ -31,11 +31,10 @@ LORE_URL_TEMPLATE = "https://lore.kernel.org/r/{message_id}"
 LORE_LISTS = (".vger.kernel.org", ".lists.linux.dev")  # list ids lore carries end so
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     data_dir: Path
     index_bodies: bool = False
-    url_templates: Mapping[str, str] = field(default_factory=dict)
+    url_templates: Mapping[str, str] = {}  # read only: one empty default serves all
     default_url_template: str | None = None  # the config file's `url`
     # `[audit] exempt`: subjects (regular expressions) `e2g audit` does not judge.
     audit_exempt: tuple[str, ...] = ()
@@ -97,8 +96,7 @@ def _audit_exempt(config: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True, slots=True)
-class TreeConfig:
+class TreeConfig(NamedTuple):
     """`[trees.NAME] repo = "PATH", branches = ["linux-6.1.y", "v6.1..linux-6.1.y"]`:
     a named tree. A branch may be a range; its name is what follows the last "..".
     Trees listed first are upstream of those listed after them."""

@@ -118,9 +118,7 @@ def test_the_commit_is_read_in_its_posting_form(world):
 
     with open_store(settings) as store:
         (facts,) = read_facts(store, repo_key(repository), commits)
-        facts = dataclasses.replace(
-            facts, row=dataclasses.replace(facts.row, patch_id="0" * 40)
-        )
+        facts = dataclasses.replace(facts, row=facts.row._replace(patch_id="0" * 40))
         sources = Sources(store.diff, store.body, commit_diff)
         found = decide(facts, people=People(None), rules=Rules(), sources=sources)
     assert found.verdict is Verdict.REVIEWED
@@ -290,7 +288,7 @@ def test_the_archive_is_the_repositorys_lists_else_every_list(world):
 
 def test_exempt_from_the_config(world):
     settings, repo, shas = world
-    exempting = dataclasses.replace(settings, audit_exempt=("^i: ",))
+    exempting = settings._replace(audit_exempt=("^i: ",))
     found: list[CommitAudit] = []
     audit(exempting, repo=repo, options=AuditOptions(revs=(shas["unreviewed"],) ,
           limit=1), on_commit=found.append)  # fmt: skip
@@ -300,7 +298,7 @@ def test_exempt_from_the_config(world):
 
 def test_a_bad_exempt_pattern_is_a_usage_error(world):
     settings, repo, _ = world
-    broken = dataclasses.replace(settings, audit_exempt=("(",))
+    broken = settings._replace(audit_exempt=("(",))
     with pytest.raises(errors.UsageError, match="no regular expression"):
         audit(broken, repo=repo, options=AuditOptions())
 
@@ -313,11 +311,11 @@ def test_a_fuzzy_low_score_match_with_other_code_is_uncertain(world):
         (facts,) = read_facts(store, repo_key(repository), commits)
         posted = facts.postings[0]
         weak = dataclasses.replace(
-            posted, link=dataclasses.replace(posted.link, method="subject", score=0.65)
+            posted, link=posted.link._replace(method="subject", score=0.65)
         )
         facts = dataclasses.replace(
             facts,
-            row=dataclasses.replace(facts.row, patch_id="0" * 40),
+            row=facts.row._replace(patch_id="0" * 40),
             postings=(weak,),
         )
         sources = Sources(store.diff, store.body, lambda sha, renames: None)

@@ -344,7 +344,6 @@ def test_a_data_dir_it_cannot_write_caches_in_a_private_temp_dir(
     """The web reading a store it may not write (a read-only mount) still answers:
     the token histories go to the user's own directory in the temp dir, and a
     directory another user planted there is never used."""
-    import dataclasses
     import shutil
     import tempfile
 
@@ -352,7 +351,7 @@ def test_a_data_dir_it_cannot_write_caches_in_a_private_temp_dir(
     data = tmp_path / "data"
     shutil.copytree(settings.data_dir, data, ignore=shutil.ignore_patterns("tokens"))
     (data / "tokens").write_text("not a directory\n")  # as unwritable as it gets
-    copy = dataclasses.replace(settings, data_dir=data)
+    copy = settings._replace(data_dir=data)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     mine = tmp_path / "tmp" / f"e2g-{os.getuid()}"

@@ -7,7 +7,6 @@ model or result objects; nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
@@ -124,8 +123,7 @@ def counts(settings: Settings) -> StoreCounts:
         return store.counts()
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(NamedTuple):
     """A message a search found, as the store holds it (the index keeps only the
     Message-ID: see e2g.index.fulltext)."""
 
@@ -149,8 +147,7 @@ class SearchHit:
         return self.date_source != "header"
 
 
-@dataclass(frozen=True, slots=True)
-class SearchResult:
+class SearchResult(NamedTuple):
     hits: list[SearchHit]
     total: int
     index_lag: int  # store changes the index did not hold when it was searched

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from e2g.config import Settings
@@ -48,7 +47,7 @@ def landed(
         answer = _answer(settings, repository, place.commit, repo=repo)
     except E2gError:  # no HEAD (a new repository): nothing to say, as before
         return places
-    filled = replace(place, release=answer.get("release"), merge=answer.get("merge"))
+    filled = place._replace(release=answer.get("release"), merge=answer.get("merge"))
     return (*places[:index], filled, *places[index + 1 :])
 
 

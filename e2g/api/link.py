@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -87,8 +87,8 @@ def link(
         else:
             result = _matched(matcher, repository, commit, ignore_trailers)
         places = tree_view.in_trees(matcher.store, repo=key, sha=commit.sha, edge=edge)
-        return replace(
-            result, trees=landing.landed(settings, repository, places, repo=key)
+        return result._replace(
+            trees=landing.landed(settings, repository, places, repo=key)
         )
     finally:
         matcher.store.close()
@@ -107,7 +107,7 @@ def _matched(
             "the commit is where this shallow clone's history stops, so its diff "
             "is unknown: fetch more history (git fetch --deepen=1) and try again"
         )
-    return replace(result, note=note)
+    return result._replace(note=note)
 
 
 def _backport(

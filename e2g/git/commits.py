@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, NamedTuple, NoReturn
 
 from e2g.errors import RepoError
 from e2g.mail.patch import (
@@ -206,8 +206,7 @@ class CommitReader:
         raise_git_error(self._errors.read(), revs=(), root=self._repo.root)
 
 
-@dataclass(frozen=True, slots=True)
-class CommitMessage:
+class CommitMessage(NamedTuple):
     """A commit as `e2g audit` reads it beside the store: who committed it (the
     store keeps its author) and its message (for the review tags it carries)."""
 

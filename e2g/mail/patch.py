@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from e2g.mail import paths
 from e2g.mail.patch_id import compute_patch_id
@@ -87,8 +88,7 @@ class _FileRecord:
     removed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class _Segment:
+class _Segment(NamedTuple):
     """A run of diff lines: lines[start:end] of the scanned text."""
 
     start: int

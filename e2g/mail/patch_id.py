@@ -16,6 +16,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Stored next to each id: git's own output changed in 2.36, 2.39 and 2.47.
 PATCH_ID_ALGORITHM = "git-2.39-stable"
@@ -249,8 +250,7 @@ class _PatchIdReader:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Raw:
+class _Raw(NamedTuple):
     """Bytes git hashes as they are (the blob ids of a binary file)."""
 
     data: bytes

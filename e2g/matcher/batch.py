@@ -31,9 +31,9 @@ message).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.git.commits import CommitReader
 from e2g.git.repo import Repo
@@ -42,7 +42,6 @@ from e2g.mail.patch import Lines, diff_lines
 from e2g.mail.trailers import linked_message_ids
 from e2g.matcher.candidates import EARLIEST, LATEST, MatchRequest
 from e2g.matcher.cascade import Matcher
-from e2g.model import Compact
 from e2g.model.links import Commit, CommitInfo, LinkResult, commit_info
 
 # Commits per worker task: the last tasks' size, and the first ones' (see tasks()).
@@ -85,8 +84,7 @@ def outside_text(
     return ""
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(NamedTuple):
     """What every worker needs: how to match, where the commits are, what to answer."""
 
     open_matcher: Callable[[], Matcher]  # called once in each worker
@@ -98,8 +96,7 @@ class Job:
     to_json: Callable[[LinkResult], dict[str, object]] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Matched(Compact):
+class Matched(NamedTuple):
     """One commit's answer as a worker hands it to the main process: already in the
     shapes the store and the output take, so the main process (one core among the
     workers) only stores and prints, and the answer crosses as plain values."""

@@ -37,8 +37,7 @@ FILES_LIMIT = 120
 MAX_QUERY_FILES = 40
 
 
-@dataclass(frozen=True, slots=True)
-class MatchRequest:
+class MatchRequest(NamedTuple):
     """A commit plus what the matcher needs of it that only ingest can compute."""
 
     commit: Commit
@@ -166,8 +165,7 @@ class FileMap:
         return held
 
 
-@dataclass(frozen=True, slots=True)
-class Lookups:
+class Lookups(NamedTuple):
     """What the stages read through, kept for one matcher."""
 
     messages: MessageCache

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 from e2g.index.store import Store, StoredLink
 from e2g.mail import threads as thread_rules
@@ -37,8 +38,7 @@ class Verdict:
     score: Score
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadFacts:
+class ThreadFacts(NamedTuple):
     replies: int
     participants: tuple[str, ...]
     reviewers: tuple[str, ...]

@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from rapidfuzz import fuzz
 
@@ -35,8 +34,7 @@ MAX_FUZZY_LINES = 64
 MIN_LINE_RATIO = 75.0
 
 
-@dataclass(frozen=True, slots=True)
-class Overlap:
+class Overlap(NamedTuple):
     """How two diffs overlap: `similarity` (Dice, both sides count) and `containment`
     (the share of the smaller diff found in the larger: a maintainer who added tests
     or dropped a hunk leaves the posted diff contained in the commit, or vice versa)."""

@@ -1,4 +1,4 @@
-"""Frozen value types shared by every layer of e2g.
+"""Immutable value types shared by every layer of e2g.
 
 No IO and no third-party imports: readers produce RawMessage, parsers produce Message
 (with Patch / PullRequest / SubjectInfo), git.repo produces Commit, the matcher produces
@@ -8,17 +8,26 @@ Here: the bounds on mail fields, the enums, line weights, Address, Trailer and
 SubjectInfo (a parsed subject, which search reads too). The
 other types live beside, by who makes them: `model.mail` (archive readers and mail
 parsers), `model.links` (git and the matcher), `model.stored` (the store's reads).
-Why apart: on Python 3.11 each frozen dataclass costs ~0.6 ms to create (six methods
-compiled one by one), and every start of e2g pays for the types its modules import;
-`e2g search` needs four of the eighteen (12.7 -> 2.5 ms of each search process,
+Why apart: every start of e2g pays for the types its modules import; `e2g search`
+needs four of the eighteen (12.7 -> 2.5 ms of each search process,
 `benchmarks/startup.py`).
+
+Records are `typing.NamedTuple`s, not frozen dataclasses: on Python 3.11 a frozen
+slotted dataclass costs ~0.55 ms to create at import (six methods compiled one by
+one) and a named tuple ~0.08 ms; `e2g link` loaded 57 dataclasses, ~30 ms of its
+~135 (184 -> 151 ms, alternating rounds of `benchmarks/startup.py`). A named tuple
+is also built in one step where a frozen dataclass sets each field through
+object.__setattr__, and pickles as its values. Change one with `record._replace()`.
+Records that are changed after they are built, or that compare on some fields only
+(model.patch), stay dataclasses, as do the matcher's per-candidate records, whose
+attributes a scoring loop reads ~10 ns faster from slots.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 # Named bounds for every field that comes from mail (STYLE 2.2 habit 8).
 MAX_MESSAGE_ID = 512
@@ -97,22 +106,19 @@ def lines_weight(lines: Sequence[str]) -> tuple[int, float]:
     return informative, informative + TRIVIAL_WEIGHT * (len(lines) - informative)
 
 
-@dataclass(frozen=True, slots=True)
-class Address(Compact):
+class Address(NamedTuple):
     name: str
     email: str
 
 
-@dataclass(frozen=True, slots=True)
-class Trailer(Compact):
+class Trailer(NamedTuple):
     """`Key: value` at the foot of a commit message or in a mail (mail.trailers)."""
 
     key: str  # canonical case: "Link", "Message-Id", "Reviewed-by"
     value: str
 
 
-@dataclass(frozen=True, slots=True)
-class SubjectInfo:
+class SubjectInfo(NamedTuple):
     """A parsed subject: "[PATCH v3 2/7] mm: fix x" -> version 3, part 2/7, key."""
 
     raw: str

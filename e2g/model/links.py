@@ -3,15 +3,14 @@ answer to `e2g link`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
-from e2g.model import Address, Compact, DateSource, Trailer
+from e2g.model import Address, DateSource, Trailer
 from e2g.model.patch import Patch
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
     """A non-merge commit as the matcher sees it."""
 
     sha: str
@@ -25,8 +24,7 @@ class Commit:
     body: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence(Compact):
+class Evidence(NamedTuple):
     """One reason behind a score, for humans and for --json."""
 
     signal: str  # "trailer", "patch-id", "author-date", "subject", "author", "files", "diff", "date"
@@ -34,19 +32,17 @@ class Evidence(Compact):
     weight: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(NamedTuple):
     """A commit matched to one message that carried its patch."""
 
     commit: str
     message_id: str
     method: str
     score: float
-    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+    evidence: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Posting(Compact):
+class Posting(NamedTuple):
     """One message that carried a commit's patch (a version, resend, cross-post or cover)."""
 
     message_id: str
@@ -78,8 +74,7 @@ class Posting(Compact):
         return self.date_source is not DateSource.HEADER
 
 
-@dataclass(frozen=True, slots=True)
-class Rejected(Compact):
+class Rejected(NamedTuple):
     """A candidate the matcher looked at and turned down, with why."""
 
     message_id: str
@@ -88,8 +83,7 @@ class Rejected(Compact):
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class CommitInfo(Compact):
+class CommitInfo(NamedTuple):
     """What is shown of a commit next to its postings."""
 
     sha: str
@@ -112,8 +106,7 @@ def commit_info(commit: Commit) -> CommitInfo:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Upstream(Compact):
+class Upstream(NamedTuple):
     """The commit a backport was taken from."""
 
     commit: str
@@ -123,8 +116,7 @@ class Upstream(Compact):
     subject: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class InTree(Compact):
+class InTree(NamedTuple):
     """One tree's commit of a patch: the upstream commit ("applied") or a backport
     (how it was found), the branch that reaches it (and the merge on the branch's
     first-parent line that brought it in) and the first tag containing it."""
@@ -138,8 +130,7 @@ class InTree(Compact):
     merge: str | None = None  # the merge that brought it into the branch, if one did
 
 
-@dataclass(frozen=True, slots=True)
-class LinkResult(Compact):
+class LinkResult(NamedTuple):
     """The answer to `e2g link REV`: every posting of the commit, or an explicit no match.
 
     For a backport, `postings` are its upstream commit's (the review it inherits) and

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from e2g.model import DateSource, Kind
 
 
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
+class StoredMessage(NamedTuple):
     """A message as the store holds it: the parsed Message's facts, flattened, with
     where it was seen (`lists`) and its files; the diff and raw bytes are read apart."""
 

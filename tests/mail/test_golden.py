@@ -67,14 +67,17 @@ def _bounded(text: str) -> object:
 def to_json(value: object) -> object:
     """A JSON-able, deterministic view of a parse result.
 
-    Dataclasses are walked field by field in declaration order (dataclasses.fields),
-    so a field added to the model shows up in every golden without a change here.
+    Dataclasses and named tuples are walked field by field in declaration order
+    (dataclasses.fields, _fields), so a field added to the model shows up in every
+    golden without a change here.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             field.name: to_json(getattr(value, field.name))
             for field in dataclasses.fields(value)
         }
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return {name: to_json(getattr(value, name)) for name in value._fields}
     if isinstance(value, Enum):  # before str: the model's enums are StrEnums
         return to_json(value.value)
     if isinstance(value, datetime):

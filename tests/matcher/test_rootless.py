@@ -4,8 +4,6 @@ revert (equal diffs, different commits)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from e2g.mail.subject import revert_depth
@@ -85,13 +83,13 @@ def test_a_redone_change_and_its_first_posting_stay_apart(
 
 
 def test_a_series_sibling_is_no_version() -> None:
-    one = replace(_POSTED, series_id=7, part=1, total=2, patch_id="1" * 40)
+    one = _POSTED._replace(series_id=7, part=1, total=2, patch_id="1" * 40)
     assert not series_sibling(one, one)
-    assert series_sibling(one, replace(one, part=2, patch_id="2" * 40))
+    assert series_sibling(one, one._replace(part=2, patch_id="2" * 40))
     # The same diff sent twice in one series is a copy, not a sibling.
-    assert not series_sibling(one, replace(one, part=2))
-    assert not series_sibling(one, replace(one, series_id=8, part=2, patch_id="2" * 40))
-    assert not series_sibling(replace(one, series_id=None), replace(one, part=2))
+    assert not series_sibling(one, one._replace(part=2))
+    assert not series_sibling(one, one._replace(series_id=8, part=2, patch_id="2" * 40))
+    assert not series_sibling(one._replace(series_id=None), one._replace(part=2))
 
 
 def test_revert_depth() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -73,7 +72,7 @@ def make_commit(**changes) -> Commit:
             patch_id="d15e916a02d31ac6bf8df509b971545b620ec0b8",
         ),
     )
-    return replace(commit, **changes)
+    return commit._replace(**changes)
 
 
 _POSTED = StoredMessage(
@@ -112,7 +111,7 @@ _POSTED = StoredMessage(
 def changed(candidate: Candidate, **changes) -> Candidate:
     """`candidate` with some of its message's fields (or its sources) changed."""
     sources = changes.pop("sources", candidate.sources)
-    return Candidate(replace(candidate.message, **changes), sources)
+    return Candidate(candidate.message._replace(**changes), sources)
 
 
 def make_candidate(**changes) -> Candidate:

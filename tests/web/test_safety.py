@@ -3,7 +3,6 @@ no file paths from requests, no writes to the store, reads beside a running inge
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 import threading
@@ -102,8 +101,8 @@ def test_javascript_url_in_mail_is_never_an_href(client):
 
 
 def test_javascript_url_template_is_never_an_href(web_data: WebData):
-    hostile = dataclasses.replace(
-        web_data.settings, default_url_template="javascript:alert('{message_id}')"
+    hostile = web_data.settings._replace(
+        default_url_template="javascript:alert('{message_id}')"
     )
     with TestClient(create_app(hostile, repo=web_data.repo)) as client:
         for url in (f"/commit/{web_data.sha}", "/thread/late-1@example.org"):

@@ -152,7 +152,7 @@ class _LazyReader:
         ]
         found = self._read(missing)
         return [
-            replace(f, row=replace(f.row, patch_id=found[f.commit.sha][0]))
+            replace(f, row=f.row._replace(patch_id=found[f.commit.sha][0]))
             if f.row is not None and f.commit.sha in found
             else f
             for f in facts

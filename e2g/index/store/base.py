@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from e2g.index.codec import Codec
 from e2g.index.db import connect
@@ -24,8 +23,7 @@ MESSAGE_COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class StoreCounts:
+class StoreCounts(NamedTuple):
     messages: int
     patches: int
     covers: int
@@ -40,8 +38,7 @@ class StoreCounts:
     series: int
 
 
-@dataclass(frozen=True, slots=True)
-class StoredLink:
+class StoredLink(NamedTuple):
     """One row of `links`: a posting `e2g match` stored for a commit."""
 
     commit_sha: str
@@ -52,8 +49,7 @@ class StoredLink:
     evidence: tuple[tuple[str, str], ...]  # (signal, detail)
 
 
-@dataclass(frozen=True, slots=True)
-class SubjectLookup:
+class SubjectLookup(NamedTuple):
     """Patches whose subject key is `key`, nearest the epoch `near` first, `limit` of them."""
 
     key: str

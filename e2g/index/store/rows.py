@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
 from e2g.model import Address
 
 
-@dataclass(frozen=True, slots=True)
-class StoredSha:
+class StoredSha(NamedTuple):
     """A commit `e2g match` stored, by repository."""
 
     repo: str
@@ -30,8 +28,7 @@ class SubjectRow(NamedTuple):
     stable_base: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class BackportEdge:
+class BackportEdge(NamedTuple):
     """Commit `sha` of `repo` is a backport of `upstream_sha` of `upstream_repo`."""
 
     repo: str
@@ -46,8 +43,7 @@ def branch_label(tree: str, branch: str) -> str:
     return f"{tree}/{branch}"
 
 
-@dataclass(frozen=True, slots=True)
-class TreePlace:
+class TreePlace(NamedTuple):
     """Commit `sha` is reached by `branch` of the named `tree` in `repo`."""
 
     repo: str
@@ -62,8 +58,7 @@ class TreePlace:
         return branch_label(self.tree, self.branch)
 
 
-@dataclass(frozen=True, slots=True)
-class LinkedCommit:
+class LinkedCommit(NamedTuple):
     """One stored link: `message_id` is a posting of commit `sha` of `repo`."""
 
     message_id: str
@@ -76,8 +71,7 @@ class LinkedCommit:
     applied_posting: str | None  # the posting this commit applied, if one was
 
 
-@dataclass(frozen=True, slots=True)
-class AuditRow:
+class AuditRow(NamedTuple):
     """One row of `commits` as `e2g audit` reads it."""
 
     sha: str
@@ -92,8 +86,7 @@ class AuditRow:
     commit_date: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadRow:
+class ThreadRow(NamedTuple):
     """One message of a thread without its body: how it hangs, who sent it."""
 
     seq: int
@@ -104,8 +97,7 @@ class ThreadRow:
     series_id: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class MatchedSpan:
+class MatchedSpan(NamedTuple):
     repo: str
     first: datetime
     last: datetime
