@@ -3,7 +3,6 @@ its summary and JSON and SARIF shapes (the pure rules: tests/test_audit_rules.py
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from datetime import timedelta
@@ -118,7 +117,7 @@ def test_the_commit_is_read_in_its_posting_form(world):
 
     with open_store(settings) as store:
         (facts,) = read_facts(store, repo_key(repository), commits)
-        facts = dataclasses.replace(facts, row=facts.row._replace(patch_id="0" * 40))
+        facts = facts._replace(row=facts.row._replace(patch_id="0" * 40))
         sources = Sources(store.diff, store.body, commit_diff)
         found = decide(facts, people=People(None), rules=Rules(), sources=sources)
     assert found.verdict is Verdict.REVIEWED
@@ -310,11 +309,8 @@ def test_a_fuzzy_low_score_match_with_other_code_is_uncertain(world):
     with open_store(settings) as store:
         (facts,) = read_facts(store, repo_key(repository), commits)
         posted = facts.postings[0]
-        weak = dataclasses.replace(
-            posted, link=posted.link._replace(method="subject", score=0.65)
-        )
-        facts = dataclasses.replace(
-            facts,
+        weak = posted._replace(link=posted.link._replace(method="subject", score=0.65))
+        facts = facts._replace(
             row=facts.row._replace(patch_id="0" * 40),
             postings=(weak,),
         )

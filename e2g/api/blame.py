@@ -16,9 +16,9 @@ prints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.api.core import no_mail, open_store
 from e2g.api.link import match_commits, outside_archive, repo_key
@@ -39,8 +39,7 @@ NOT_MATCHED = "not-matched"  # no stored answer, and the caller asked for no mat
 PAGE_LINES = 1000  # lines per page of the web's blame page
 
 
-@dataclass(frozen=True, slots=True)
-class Review:
+class Review(NamedTuple):
     """One commit and the postings that carried it, as blame shows them."""
 
     commit: CommitInfo
@@ -49,8 +48,7 @@ class Review:
     trees: tuple[str, ...] = ()  # "tree/branch" of the named trees that hold it
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(NamedTuple):
     """Consecutive lines (numbered from 1, `start`..`end`) of one commit."""
 
     start: int
@@ -59,8 +57,7 @@ class Run:
     lines: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class BlameResult:
+class BlameResult(NamedTuple):
     path: str
     rev: str | None  # the full sha blamed; None: the work tree
     runs: tuple[Run, ...]

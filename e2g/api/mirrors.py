@@ -31,6 +31,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.archives import public_inbox
 from e2g.archives.inbox_url import InboxUrl, is_missing, read_manifest
@@ -44,8 +45,7 @@ MANIFEST_SECONDS = 60
 _VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class EpochEvent:
+class EpochEvent(NamedTuple):
     """Progress: an epoch's clone or fetch starts or ends, or a line of git's own."""
 
     list_name: str
@@ -71,8 +71,7 @@ class MirrorReport:
     fingerprints: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Mirrored:
+class Mirrored(NamedTuple):
     """One registry entry: an inbox mirrored from `url` into `path`."""
 
     url: str

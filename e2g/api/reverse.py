@@ -20,9 +20,9 @@ the patch or cover letter it replies to (the nearest one up its thread).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.api import tree_view
 from e2g.config import Settings
@@ -51,8 +51,7 @@ MAX_ANCESTORS = 64  # thread levels walked up from a reply to its patch
 MAX_SERIES = 200  # patches of one series answered for a cover letter
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(NamedTuple):
     """A commit that carries the asked-for patch, or a later version of it."""
 
     sha: str
@@ -65,8 +64,7 @@ class Applied:
     posting_version: int
 
 
-@dataclass(frozen=True, slots=True)
-class WayBack:
+class WayBack(NamedTuple):
     message_id: str
     subject: str
     version: int
@@ -82,8 +80,7 @@ class WayBack:
     trees: tuple[InTree, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SeriesTally:
+class SeriesTally(NamedTuple):
     cover: str
     patches: tuple[WayBack, ...]
 
@@ -117,7 +114,7 @@ def way_back(settings: Settings, message_id: str) -> WayBack:
         else:
             answer = _for_patch(store, target, spans)
     if target.message_id != message_id:
-        return replace(answer, asked=message_id)
+        return answer._replace(asked=message_id)
     return answer
 
 
@@ -181,8 +178,7 @@ def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> 
     )
     if commits:
         status, note = _status(patch, commits)
-        return replace(
-            base,
+        return base._replace(
             status=status,
             note=note,
             commits=tuple(commits),
@@ -191,12 +187,11 @@ def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> 
     covering = [span for span in spans if _covers(span, patch.date)]
     if covering:
         repos = ", ".join(span.repo for span in covering)
-        return replace(
-            base,
+        return base._replace(
             status=NOT_APPLIED,
             note=f"no version of it was matched to a commit of {repos}",
         )
-    return replace(base, note=_unknown_note(patch, spans))
+    return base._replace(note=_unknown_note(patch, spans))
 
 
 def _commits(
@@ -309,8 +304,7 @@ def _for_cover(store: Store, cover: StoredMessage, spans: list[MatchedSpan]) -> 
     )
 
 
-@dataclass(frozen=True, slots=True)
-class CommitDiff:
+class CommitDiff(NamedTuple):
     """How one applying commit differs from the posted patch `message_id`."""
 
     message_id: str

@@ -12,9 +12,9 @@ count of what was left out. Text is returned as is; the templates escape it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.api.threads import ThreadNode, ThreadView, thread_view
 from e2g.config import Settings
@@ -31,8 +31,7 @@ EXCERPT_WIDTH = 200  # characters per excerpt line
 _SERIES = frozenset({Kind.PATCH, Kind.COVER})
 
 
-@dataclass(frozen=True, slots=True)
-class FileDiff:
+class FileDiff(NamedTuple):
     path: str
     added: int
     removed: int
@@ -41,8 +40,7 @@ class FileDiff:
     deleted: bool = False  # the commit deleted the file: it is not in its tree
 
 
-@dataclass(frozen=True, slots=True)
-class CommitText:
+class CommitText(NamedTuple):
     sha: str
     message: str  # the body: the commit message after its subject line
     files: tuple[FileDiff, ...]
@@ -58,8 +56,7 @@ class CommitText:
         return sum(change.removed for change in self.files)
 
 
-@dataclass(frozen=True, slots=True)
-class Excerpt:
+class Excerpt(NamedTuple):
     message_id: str
     author: str
     date: datetime | None
@@ -67,8 +64,7 @@ class Excerpt:
     reviews: tuple[str, ...]  # "Reviewed-by: ..." trailers it gave
 
 
-@dataclass(frozen=True, slots=True)
-class PostingReview:
+class PostingReview(NamedTuple):
     message_id: str
     excerpts: tuple[Excerpt, ...]
     more: int  # replies below the posting that were not excerpted

@@ -15,9 +15,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from e2g.api import mirrors
 from e2g.api.core import ingest as ingest_paths
@@ -48,12 +48,14 @@ class SyncReport:
         return [report for report in self.inboxes if report.error is not None]
 
 
-@dataclass(frozen=True, slots=True)
-class Callbacks:
+class Callbacks(NamedTuple):
     """What the caller sees while a run goes: epochs, then the ingest."""
 
     epochs: mirrors.EpochProgress | None = None
     ingest: ProgressCallback | None = None
+
+
+NO_CALLBACKS = Callbacks()
 
 
 def ingest(
@@ -63,7 +65,7 @@ def ingest(
     mirror_dir: Path | None = None,
     list_name: str | None = None,
     workers: int = 0,
-    callbacks: Callbacks = Callbacks(),
+    callbacks: Callbacks = NO_CALLBACKS,
     stdin: BinaryIO | None = None,
 ) -> tuple[IngestReport, list[mirrors.MirrorReport]]:
     """`e2g ingest` of paths and inbox URLs: each URL is mirrored first (raising
@@ -115,7 +117,7 @@ def _entry(registry: list[mirrors.Mirrored], url: str, path: Path) -> mirrors.Mi
     """The registry entry for a mirror at path, keeping what it knows of it."""
     for entry in registry:
         if entry.path == path:
-            return replace(entry, url=url)
+            return entry._replace(url=url)
     return mirrors.Mirrored(url, path, {})
 
 
@@ -129,7 +131,7 @@ def _mark_ingested(
     for report in reports:
         entry = _entry(registry, report.url, report.path)
         registry = mirrors.remember(
-            settings, registry, replace(entry, ingested=report.fingerprints)
+            settings, registry, entry._replace(ingested=report.fingerprints)
         )
 
 
@@ -137,7 +139,7 @@ def sync(
     settings: Settings,
     *,
     workers: int = 0,
-    callbacks: Callbacks = Callbacks(),
+    callbacks: Callbacks = NO_CALLBACKS,
 ) -> SyncReport:
     """Fetch every registered inbox, ingest what is new, match known repositories."""
     started = time.monotonic()

@@ -14,10 +14,9 @@ reply loops, and a thread root that is itself missing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from e2g.config import Settings
 from e2g.index.store import Store, from_epoch
@@ -37,8 +36,7 @@ MAX_BLOCKS = 2000  # body blocks per message; the tail is joined into the last b
 RECENT_WINDOW = 5000  # latest messages scanned for the front page's busy threads
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """A run of body lines of one kind: "text", "quote" (lines starting with >), "trailer"."""
 
     kind: str
@@ -46,8 +44,7 @@ class Block:
     lines: int
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadNode:
+class ThreadNode(NamedTuple):
     message: StoredMessage
     depth: int
     body: str  # the commentary: the text before the diff
@@ -71,8 +68,7 @@ class ThreadNode:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class MessageView:
+class MessageView(NamedTuple):
     node: ThreadNode
     replies: int  # direct replies in the store
 
@@ -81,8 +77,7 @@ class MessageView:
         return self.node.message
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadView:
+class ThreadView(NamedTuple):
     root: str  # the thread_root key (possibly a ghost's Message-ID)
     focus: str
     nodes: tuple[ThreadNode, ...]
@@ -94,14 +89,12 @@ class ThreadView:
         return self.total > len(self.nodes)
 
 
-@dataclass(frozen=True, slots=True)
-class BusyThread:
+class BusyThread(NamedTuple):
     root: StoredMessage
     messages: int  # among the latest RECENT_WINDOW messages
 
 
-@dataclass(frozen=True, slots=True)
-class RecentCommit:
+class RecentCommit(NamedTuple):
     sha: str
     subject: str
     author_name: str
@@ -225,7 +218,7 @@ def _thread_nodes(
 
 
 def _flags(node: ThreadNode, *, ghost: bool, loop: bool, focus: bool) -> ThreadNode:
-    return replace(node, parent_missing=ghost, loop=loop, focus=focus)
+    return node._replace(parent_missing=ghost, loop=loop, focus=focus)
 
 
 def thread_view(settings: Settings, message_id: str) -> ThreadView | None:
@@ -292,8 +285,7 @@ def has_message(settings: Settings, message_id: str) -> bool:
         return store.has_message(message_id)
 
 
-@dataclass(frozen=True, slots=True)
-class _Link:
+class _Link(NamedTuple):
     """A thread member as `threads.display_order` walks it: the store's date order
     stands in for the date (`seq` is the member's place in it)."""
 

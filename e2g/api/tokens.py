@@ -28,9 +28,9 @@ import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g import faults
 from e2g.api.blame import Review, check_range, find_reviews, info_of, page_range
@@ -49,8 +49,7 @@ RESULTS_PER_FILE = 64  # answers kept per file (32 revisions: tokens and spans)
 RESULT_FORMAT = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """Consecutive tokens of one line from one commit: `line` and `column` from 1,
     `column` counting characters; `text` as the line has it (spaces between the
     tokens kept)."""
@@ -61,8 +60,7 @@ class Span:
     sha: str
 
 
-@dataclass(frozen=True, slots=True)
-class TokenResult:
+class TokenResult(NamedTuple):
     path: str
     rev: str | None  # the full sha blamed; None: the work tree
     lines: tuple[str, ...]  # the lines shown (all, or those of -L or the page)

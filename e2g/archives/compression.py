@@ -27,9 +27,8 @@ import lzma
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol, cast
+from typing import IO, NamedTuple, Protocol, cast
 
 import zstandard
 
@@ -201,8 +200,7 @@ def _digest(data: bytes | bytearray | memoryview) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class StreamMark:
+class StreamMark(NamedTuple):
     """An offset into a decompressed stream, fingerprinted to detect replaced files."""
 
     offset: int

@@ -24,9 +24,8 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from e2g.archives import maildir, pipermail, public_inbox
 from e2g.archives.compression import SUFFIXES, read_head
@@ -58,8 +57,7 @@ _EXPECTED = (
 _SUFFIX_OF = {compression: suffix for suffix, compression in SUFFIXES.items()}
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(NamedTuple):
     """One archive to read."""
 
     key: str  # stable identity for checkpoints: absolute resolved path, or "-"

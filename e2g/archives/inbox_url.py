@@ -25,9 +25,8 @@ import logging
 import re
 import urllib.error
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 from urllib.parse import SplitResult, urlsplit
 
 from e2g.errors import MirrorError
@@ -51,8 +50,7 @@ _EPOCH_KEY = re.compile(r"(?:^|/)git/(\d{1,6})\.git/?$")
 _FINGERPRINT = re.compile(r"[0-9a-f]{40}")
 
 
-@dataclass(frozen=True, slots=True)
-class InboxUrl:
+class InboxUrl(NamedTuple):
     """A validated inbox URL; `url` is normalised and ends with "/"."""
 
     url: str

@@ -29,8 +29,8 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.archives.compression import SUFFIXES, read_head
 from e2g.archives.mbox import (
@@ -51,8 +51,7 @@ MAILDIR_PARTS = ("cur", "new")
 _VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     """One file of a sequence, in reading order."""
 
     relative: str  # path below the archive root, "/"-separated: Origin.position

@@ -32,10 +32,9 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, NamedTuple, cast
 
 from e2g.archives.compression import (
     CHUNK_SIZE,
@@ -77,8 +76,7 @@ _MAIL_HEADER = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class MboxPart:
+class MboxPart(NamedTuple):
     """One message cut from a stream, with what a checkpoint needs."""
 
     start: int  # stream offset of its From line (or first byte)
@@ -324,8 +322,7 @@ class _Splitter:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Naming:
+class _Naming(NamedTuple):
     """How a reader names the messages it yields."""
 
     source: str

@@ -25,8 +25,8 @@ import json
 import logging
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.archives.mbox import MAX_RAW_MESSAGE
 from e2g.errors import ArchiveUnreadable, notice
@@ -42,8 +42,7 @@ _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Epoch:
+class Epoch(NamedTuple):
     name: str  # key in the checkpoint: "git/0.git", or "." for a single repository
     git_dir: Path
 

@@ -6,15 +6,14 @@ do not create its types."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
+from typing import NamedTuple
 
 from e2g.git.repo import FULL_SHA
 from e2g.model import MAX_SUBJECT, Address
 
 
-@dataclass(frozen=True, slots=True)
-class BlameCommit:
+class BlameCommit(NamedTuple):
     """What `git blame --porcelain` says of a commit, the first time it names it."""
 
     sha: str
@@ -24,16 +23,14 @@ class BlameCommit:
     commit_date: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class BlameLine:
+class BlameLine(NamedTuple):
     sha: str
     number: int  # the line's number in the blamed file, from 1
     text: str
     original: int = 0  # its number in the commit that wrote it, from 1
 
 
-@dataclass(frozen=True, slots=True)
-class Blame:
+class Blame(NamedTuple):
     lines: tuple[BlameLine, ...]
     commits: tuple[BlameCommit, ...]  # each once, in order of first appearance
 

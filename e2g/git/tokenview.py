@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g import faults
 from e2g.errors import RepoError
@@ -56,8 +57,7 @@ LOCK_SECONDS = 600.0  # waiting for another e2g building the same file's history
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
-class TokenOrigin:
+class TokenOrigin(NamedTuple):
     """Where a token of the blamed revision came from."""
 
     sha: str  # the real commit (UNCOMMITTED for the work tree's own)
@@ -65,8 +65,7 @@ class TokenOrigin:
     line: int  # the token's line in that commit's view, from 1
 
 
-@dataclass(frozen=True, slots=True)
-class TokenBlame:
+class TokenBlame(NamedTuple):
     origins: tuple[TokenOrigin, ...]  # one per token of the blamed revision
     commits: dict[str, BlameCommit]  # by real sha
     merges: frozenset[str] = frozenset()  # the real shas among them that are merges

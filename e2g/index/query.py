@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from typing import NamedTuple
 
 from e2g.errors import QueryError
 
@@ -97,8 +97,7 @@ PREFIXES: dict[str, Field] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """A word or phrase to find in a text-like field (text, subject, from, file, list)."""
 
     field: Field
@@ -106,46 +105,39 @@ class Match:
     phrase: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class DateRange:
+class DateRange(NamedTuple):
     """Messages dated from `start` to `end`, both whole days and inclusive; None is open."""
 
     start: date | None
     end: date | None
 
 
-@dataclass(frozen=True, slots=True)
-class KindIs:
+class KindIs(NamedTuple):
     kind: str  # one of KINDS
 
 
-@dataclass(frozen=True, slots=True)
-class Has:
+class Has(NamedTuple):
     feature: str  # one of FEATURES
 
 
-@dataclass(frozen=True, slots=True)
-class VersionIs:
+class VersionIs(NamedTuple):
     version: int
 
 
 Term = Match | DateRange | KindIs | Has | VersionIs
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+class Not(NamedTuple):
     clause: Clause
 
 
-@dataclass(frozen=True, slots=True)
-class And:
+class And(NamedTuple):
     """Every clause must match: a group in parentheses, or the sides of AND in one."""
 
     clauses: tuple[Clause, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
+class Or(NamedTuple):
     """At least one clause must match."""
 
     clauses: tuple[Clause, ...]
@@ -154,8 +146,7 @@ class Or:
 Clause = Term | Not | And | Or
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(NamedTuple):
     """All clauses must match. At least one clause; possibly all negated. A plain
     query (no OR, no parentheses) holds only terms and negated terms."""
 
@@ -170,8 +161,7 @@ _PERIOD = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?")
 _OPERATOR = re.compile(r"(OR|AND|NOT)(?=[\s()]|\Z)")
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # "(", ")", "OR", "AND", "NOT", or "term"
     column: int
     term: Term | Not | None = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from e2g import faults
 from e2g.errors import StoreError
@@ -39,8 +39,7 @@ from e2g.model.mail import Malformed, Message, RawMessage
 from e2g.model.patch import FileChange
 
 
-@dataclass(frozen=True, slots=True)
-class BatchItem:
+class BatchItem(NamedTuple):
     message: Message
     raw: RawMessage
     list_name: str
@@ -544,8 +543,7 @@ def _file_rows(
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class RawPart:
+class RawPart(NamedTuple):
     """A message's raw bytes as a block holds them: without its diff where the diff
     occurs verbatim (its diff block keeps it; diff_at says where it goes back), and where
     its body lies in them (body_at, body_size), so no `bodies` row is needed."""

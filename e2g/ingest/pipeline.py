@@ -14,7 +14,6 @@ that makes the parser fail is counted as malformed with the reason, never fatal.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import multiprocessing
 import os
@@ -28,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from e2g import faults, processes
 from e2g.archives.detect import Source, detect_sources, read_source
@@ -48,8 +47,7 @@ log = logging.getLogger(__name__)
 CHUNK = 500  # messages per parse task and per store transaction
 
 
-@dataclass(frozen=True, slots=True)
-class IngestOptions:
+class IngestOptions(NamedTuple):
     now: datetime
     list_name: str | None = None  # --list: overrides List-Id
     index_bodies: bool = False
@@ -88,8 +86,7 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)  # damaged input, restarts
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
+class Progress(NamedTuple):
     source: str
     messages: int
     bytes: int
@@ -170,7 +167,7 @@ def _with_neighbour_date(
     item: Message | Malformed, when: datetime
 ) -> Message | Malformed:
     if isinstance(item, Message):
-        return dataclasses.replace(item, date=when, date_source=DateSource.NEIGHBOURS)
+        return item._replace(date=when, date_source=DateSource.NEIGHBOURS)
     return item
 
 

@@ -29,7 +29,7 @@ import itertools
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from e2g.model import MAX_BODY, MAX_DIFF
 
@@ -53,16 +53,14 @@ _UU_LINE = re.compile(r"[ -`]+")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]+=*")
 
 
-@dataclass(frozen=True, slots=True)
-class Defect:
+class Defect(NamedTuple):
     """Why a wrapped part could not be read: `reason` is one of the four above."""
 
     reason: str
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class Unwrapped:
+class Unwrapped(NamedTuple):
     """Bytes with their wrapping undone, or the defect that stopped it."""
 
     data: bytes
@@ -70,8 +68,7 @@ class Unwrapped:
     changed: bool = False  # something was decoded or decompressed
 
 
-@dataclass(frozen=True, slots=True)
-class UuBlock:
+class UuBlock(NamedTuple):
     """One uuencoded block of a text: where its ``begin`` line starts, the file
     name on that line, and its bytes (decompressed) or the defect that stopped it."""
 

@@ -18,7 +18,7 @@ similarity ratio, quadratic only in the hunks of one file.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from e2g.mail import paths
 
@@ -28,15 +28,13 @@ SIMILAR = (
 MAX_HUNKS = 2000  # hunks of one diff compared; the rest are counted as unmatched
 
 
-@dataclass(frozen=True, slots=True)
-class Hunk:
+class Hunk(NamedTuple):
     path: str
     header: str  # the `@@ -a,b +c,d @@ context` line
     lines: tuple[str, ...]  # the hunk's body, markers kept
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     kind: str  # "edited", "dropped" or "added"
     path: str
     posted: Hunk | None
@@ -61,8 +59,7 @@ class Change:
         return [hunk.header, *hunk.lines]
 
 
-@dataclass(frozen=True, slots=True)
-class Interdiff:
+class Interdiff(NamedTuple):
     identical: int
     changes: tuple[Change, ...]
 

@@ -31,8 +31,8 @@ import hashlib
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from e2g.mail import dates, encoded, headers, msgid, trailers
 from e2g.mail.backport import STABLE_HEADERS
@@ -89,8 +89,7 @@ _HTML_BREAK = re.compile(r"<br\s*/?>|</(?:p|div|li|tr|h\d)\s*>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"<[^>]*>")
 
 
-@dataclass(frozen=True, slots=True)
-class BodyParts:
+class BodyParts(NamedTuple):
     """The decoded text parts of a mail, in order: the body, then patch parts; and
     why a wrapped (uuencoded, gzipped) part could not be read, if one could not."""
 
@@ -101,8 +100,7 @@ class BodyParts:
     codecs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
+class _Part(NamedTuple):
     content_type: str
     charset: str | None
     filename: str

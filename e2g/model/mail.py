@@ -4,15 +4,14 @@ request."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from e2g.model import Address, DateSource, Kind, SubjectInfo, Trailer
 from e2g.model.patch import Patch
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a raw message was read from.
 
     `source` names the archive (a path, or "-" for stdin); `position` is a stable key
@@ -25,8 +24,7 @@ class Origin:
     list_hint: str | None = None  # e.g. the public-inbox / pipermail list name
 
 
-@dataclass(frozen=True, slots=True)
-class RawMessage:
+class RawMessage(NamedTuple):
     """One message's bytes as the archive held them (mboxrd `>From` already undone)."""
 
     data: bytes
@@ -34,16 +32,14 @@ class RawMessage:
     from_line: bytes | None = None  # the mbox "From " separator line, if any
 
 
-@dataclass(frozen=True, slots=True)
-class PullRequest:
+class PullRequest(NamedTuple):
     """A `git request-pull` message: the repository URL and branch or tag to pull."""
 
     url: str
     ref: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """A parsed mail: everything the store keeps about it besides the raw bytes."""
 
     message_id: str
@@ -81,8 +77,7 @@ class Message:
         return self.references[-1] if self.references else None
 
 
-@dataclass(frozen=True, slots=True)
-class Malformed:
+class Malformed(NamedTuple):
     """A message that could not be parsed: counted and reported, never fatal."""
 
     reason: str  # short and stable, e.g. "no headers", "not a mail"

@@ -27,9 +27,8 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 # A token of many lines is one line of the view: its lines' own whitespace folded to
 # one space each, so re-indenting a comment changes nothing.
@@ -40,8 +39,7 @@ MAX_TOKEN_VIEW = 4096  # characters of one token written to the view (a huge com
 VERSION = 2
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """A token of a file: `line` and `column` from 1, `column` counting characters."""
 
     line: int
@@ -76,8 +74,7 @@ def view_text(text: str, *, folded: bool) -> str:
 # -- the line lexer ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Syntax:
+class Syntax(NamedTuple):
     """A family of languages, as far as tokens go."""
 
     name: str

@@ -9,8 +9,7 @@ option) and bounded: the newest MAX_COMMITS commits of it are judged.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from e2g import errors
 from e2g.web.context import WebContext
@@ -26,8 +25,7 @@ _REV = r"[A-Za-z0-9][A-Za-z0-9._/~^-]*"
 _RANGE = re.compile(rf"\^?{_REV}(?:\.\.\.?(?:{_REV})?)?(?:\^!)?|\.\.{_REV}")
 
 
-@dataclass(frozen=True, slots=True)
-class AuditPage:
+class AuditPage(NamedTuple):
     audits: list[CommitAudit]
     summary: AuditSummary
     cut: bool  # the range holds more than MAX_COMMITS commits

@@ -10,9 +10,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Protocol, TypeVar
 
 import jinja2
 from fastapi import Query, Request
@@ -175,8 +174,7 @@ class ResultCache:
                 self._items.popitem(last=False)
 
 
-@dataclass(frozen=True, slots=True)
-class WebContext:
+class WebContext(NamedTuple):
     settings: Settings
     # None: served outside any git repository. Mail, threads, search and the way
     # back need none; the pages of commits (and their blame) say that none is set.
@@ -228,8 +226,7 @@ def link_result(context: WebContext, links: Linking, rev: str) -> LinkResult:
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class CommitPage:
+class CommitPage(NamedTuple):
     """What the commit page shows besides the link result: the commit's message and
     diff, and excerpts of the replies to each posting."""
 

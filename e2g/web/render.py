@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
 from e2g.mail import msgid
@@ -107,8 +107,7 @@ def safe_href(url: str | None) -> str | None:
     return url
 
 
-@dataclass(frozen=True, slots=True)
-class BoxTarget:
+class BoxTarget(NamedTuple):
     """Where the front page's box sends what was typed: "commit", "message" or "search"."""
 
     kind: str

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from e2g.api.blame import Review
@@ -23,22 +22,19 @@ COLOURS = 16  # c0..c15
 AGES = 8  # a0 (oldest) .. a7 (newest)
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
+class Piece(NamedTuple):
     """Part of a line: a span of one commit (`sha`), or text between spans (None)."""
 
     text: str
     sha: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     number: int
     pieces: tuple[Piece, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One commit of the legend, with what a span of it shows on hover."""
 
     review: Review
@@ -49,15 +45,13 @@ class Entry:
     reviewers: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Author:
+class Author(NamedTuple):
     name: str
     colour: str
     commits: int
 
 
-@dataclass(frozen=True, slots=True)
-class TokenView:
+class TokenView(NamedTuple):
     lines: tuple[Line, ...]
     entries: dict[str, Entry]  # by sha, newest commit first
     authors: tuple[Author, ...]  # for the legend when colouring by author

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -359,10 +358,10 @@ def test_bad_queries_raise_query_error(index: Fulltext) -> None:
 
 def test_update_by_seq_does_not_duplicate(tmp_path: Path) -> None:
     fulltext = build(tmp_path / "index")
-    changed = replace(DOCS[0], subject="[PATCH v3] mm/slab: rewritten completely")
+    changed = DOCS[0]._replace(subject="[PATCH v3] mm/slab: rewritten completely")
     with fulltext.writer() as writer:
         writer.add(changed)
-        writer.add(replace(DOCS[1], lists=("linux-mm.kvack.org",)))
+        writer.add(DOCS[1]._replace(lists=("linux-mm.kvack.org",)))
         writer.add(DOCS[1])  # twice in one batch: the last one counts
         writer.commit()
     assert fulltext.count() == len(DOCS)
@@ -392,7 +391,7 @@ def test_spilled_posting_runs_in_chunks_make_the_same_index(
     monkeypatch.setattr(module, "WRITER_LIMIT_MB", 0.02)  # ~100 postings a run
     monkeypatch.setattr(module, "RUN_CHUNK", 7)  # runs end mid-chunk too
     docs = tuple(
-        replace(DOCS[number % len(DOCS)], seq=number + 1, files=(f"mm/f{number}.c",))
+        DOCS[number % len(DOCS)]._replace(seq=number + 1, files=(f"mm/f{number}.c",))
         for number in range(300)
     )
     spilled: list[int] = []
@@ -449,7 +448,7 @@ def test_last_seq_persists_across_reopen(tmp_path: Path) -> None:
         assert reopened.count() == len(DOCS)
         # an older seq arriving later never moves last_seq back
         with reopened.writer() as writer:
-            writer.add(replace(DOCS[0], seq=2))
+            writer.add(DOCS[0]._replace(seq=2))
             writer.commit()
         assert reopened.last_seq() == 7
 
@@ -522,7 +521,7 @@ def test_rebuild_gives_the_same_hits_as_incremental(tmp_path: Path) -> None:
         with incremental.writer() as writer:
             for doc in DOCS[start : start + 3]:
                 writer.add(doc)
-            writer.add(replace(DOCS[0], seq=DOCS[0].seq))
+            writer.add(DOCS[0]._replace(seq=DOCS[0].seq))
             writer.commit()
     progress: list[int] = []
     assert rebuild(tmp_path / "rebuilt", iter(DOCS), progress=progress.append) == len(
@@ -581,7 +580,7 @@ CHILD = textwrap.dedent(
         for number in range(size):
             seq += 1
             doc = DOCS[number % len(DOCS)]
-            writer.add(replace(doc, seq=seq))
+            writer.add(doc._replace(seq=seq))
         return writer
     batch(50).commit()
     print("committed", flush=True)
@@ -628,7 +627,7 @@ def test_writer_killed_mid_batch_keeps_the_last_commit(tmp_path: Path) -> None:
             [n for n in range(50) if DOCS[n % len(DOCS)].kind == "cover"]
         )
         with fulltext.writer() as writer:  # the dead writer's lock is gone
-            writer.add(replace(DOCS[0], seq=51))
+            writer.add(DOCS[0]._replace(seq=51))
             writer.commit()
         assert fulltext.last_seq() == 51
 
@@ -652,7 +651,7 @@ def test_writer_killed_during_commits_is_never_ahead(tmp_path: Path) -> None:
         assert (count - 50) % 300 == 0 and (last - 50) % 300 == 0
         assert fulltext.search("mm:")[1] > 0
         with fulltext.writer() as writer:
-            writer.add(replace(DOCS[0], seq=count + 1))
+            writer.add(DOCS[0]._replace(seq=count + 1))
             writer.commit()
 
 
@@ -692,7 +691,7 @@ def test_many_small_commits_keep_few_segments(tmp_path: Path) -> None:
     fulltext = Fulltext.open(tmp_path / "index")
     for number in range(3 * MERGE_FACTOR):
         with fulltext.writer() as writer:
-            writer.add(replace(DOCS[number % len(DOCS)], seq=number + 1))
+            writer.add(DOCS[number % len(DOCS)]._replace(seq=number + 1))
             writer.commit()
     assert 1 <= fulltext.segments() <= MERGE_FACTOR  # one per commit without merging
     assert fulltext.count() == 3 * MERGE_FACTOR
@@ -717,7 +716,7 @@ def test_a_final_segment_is_never_merged_until_optimize(
             for n in range(3):
                 number = commit * 3 + n
                 doc = DOCS[number % len(DOCS)]
-                writer.add(replace(doc, seq=number + 1))
+                writer.add(doc._replace(seq=number + 1))
             writer.commit()
     assert fulltext.segments() == commits
     queries = ["s:slab", "mm:", "f:alice", "is:patch"]

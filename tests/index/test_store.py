@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import os
 import sqlite3
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -266,7 +265,7 @@ def test_the_index_journal_of_schema_10_names_seqs_and_counts_on(
     with StoreWriter(path) as writer:  # old1 seen on a new list: journaled
         item = _item(9)
         writer.write_batch([item], source="t", token=None, now=NOW)
-        cross = replace(item, list_name="netdev")
+        cross = item._replace(list_name="netdev")
         writer.write_batch([cross], source="t", token=None, now=NOW)
     with Store(path) as store:
         assert store.changes_after(1) == [(4, 3)]

@@ -14,8 +14,8 @@ mailmap (git check-mailmap, 500 addresses per call, each address once per audit)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from e2g.api.audit.model import ArchiveWindow
 from e2g.git.commits import CommitMessage
@@ -32,8 +32,7 @@ from e2g.model.stored import StoredMessage
 CHUNK = 1000  # commits per round of queries: bounds memory, amortises each query
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """A message below a posting: who sent it, and the review trailers it gave."""
 
     seq: int
@@ -42,8 +41,7 @@ class Reply:
     reviews: tuple[Trailer, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Posted:
+class Posted(NamedTuple):
     """One posting `e2g match` linked to the commit, with the replies below it."""
 
     message: StoredMessage
@@ -60,8 +58,7 @@ class Posted:
         return self.message.kind is Kind.PATCH or self.link.method == QUOTED
 
 
-@dataclass(frozen=True, slots=True)
-class Sources:
+class Sources(NamedTuple):
     """Where the diffs and bodies a verdict may need come from (the store, and the
     commits' diffs read from git for those whose code no posting carries)."""
 
@@ -75,8 +72,7 @@ def posting_order(posted: Posted) -> tuple[int, bool, float]:
     return (-posted.version, not posted.is_patch, -date)
 
 
-@dataclass(frozen=True, slots=True)
-class CommitFacts:
+class CommitFacts(NamedTuple):
     commit: CommitMessage
     row: AuditRow | None  # None: `e2g match` never answered this commit
     postings: tuple[Posted, ...]
@@ -200,8 +196,7 @@ def _replies(
     return below
 
 
-@dataclass(frozen=True, slots=True)
-class Thread:
+class Thread(NamedTuple):
     """A thread's messages and, by parent, their replies (the walk's map, made
     once per thread: a series' postings all hang in one)."""
 
@@ -308,8 +303,7 @@ class People:
         return bool(name) and name == normalise_name(other.name)
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+class Group(NamedTuple):
     keys: frozenset[str]  # canonical addresses
     names: frozenset[str]  # full names, normalised
 

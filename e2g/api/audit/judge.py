@@ -9,8 +9,8 @@ processes (`start`, `judge_chunk`), each with a Judge for its life.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.api.audit.facts import CommitFacts, People, Sources, addresses, read_facts
 from e2g.api.audit.model import CommitAudit
@@ -22,8 +22,7 @@ from e2g.git.repo import Repo
 from e2g.index.store import Store
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(NamedTuple):
     """What every judge needs: where the store and the repository are, the rules."""
 
     settings: Settings
@@ -152,7 +151,7 @@ class _LazyReader:
         ]
         found = self._read(missing)
         return [
-            replace(f, row=f.row._replace(patch_id=found[f.commit.sha][0]))
+            f._replace(row=f.row._replace(patch_id=found[f.commit.sha][0]))
             if f.row is not None and f.commit.sha in found
             else f
             for f in facts

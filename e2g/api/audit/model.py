@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from e2g.mail.interdiff import Change
 from e2g.model import Address
@@ -53,8 +54,7 @@ LENIENT = frozenset({Verdict.REVIEWED, Verdict.TRIVIAL, Verdict.CHANGED})
 UNJUDGED = frozenset({Verdict.EXEMPT, Verdict.OUTSIDE})
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveWindow:
+class ArchiveWindow(NamedTuple):
     """The dates the archive behind an audit spans: from the first to the last
     mail of the lists the repository's postings were seen on (of every list in
     the store when none was)."""
@@ -64,8 +64,7 @@ class ArchiveWindow:
     lists: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ReviewGiven:
+class ReviewGiven(NamedTuple):
     """One review of one posted version: a trailer given in a reply, or a reply
     that quotes the patch and comments on it (`trailer` "comment")."""
 
@@ -76,8 +75,7 @@ class ReviewGiven:
     committer: bool = False  # given by whoever committed the patch
 
 
-@dataclass(frozen=True, slots=True)
-class TagCheck:
+class TagCheck(NamedTuple):
     """A review tag of the commit message, checked against the mail."""
 
     trailer: str
@@ -89,8 +87,7 @@ class TagCheck:
     by_author: bool  # the patch's author tagged it: that is no review
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
+class Delta(NamedTuple):
     """How the code that landed differs from the last reviewed version."""
 
     from_version: int
@@ -101,8 +98,7 @@ class Delta:
     changes: tuple[Change, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class VersionInfo:
+class VersionInfo(NamedTuple):
     """One posting of the commit's patch, as the audit saw it."""
 
     message_id: str
@@ -113,8 +109,7 @@ class VersionInfo:
     reviewed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class CommitAudit:
+class CommitAudit(NamedTuple):
     sha: str
     subject: str
     author: Address

@@ -18,8 +18,8 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from e2g.api.audit.facts import CHUNK, archive_window
 from e2g.api.audit.judge import Job, Judge, judge_chunk, start
@@ -33,8 +33,7 @@ from e2g.git.commits import CommitMessage
 from e2g.git.repo import Repo
 
 
-@dataclass(frozen=True, slots=True)
-class AuditOptions:
+class AuditOptions(NamedTuple):
     revs: Sequence[str] = ()
     all_refs: bool = False
     strict: bool = False
@@ -43,7 +42,7 @@ class AuditOptions:
     jobs: int = 0
     limit: int = 0  # at most this many commits (0: all), newest first
     walk: bool = True  # False: exactly the commits `revs` name (no history walk)
-    exempt: tuple[str, ...] = field(default=())  # more subject patterns than config's
+    exempt: tuple[str, ...] = ()  # more subject patterns than config's
 
 
 def audit(

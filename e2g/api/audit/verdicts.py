@@ -37,9 +37,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from e2g.api.audit.delta import (
     delta_of,
@@ -82,8 +81,7 @@ _VERSION_FILES = re.compile(
 _RELEASE_DIRS = frozenset({"relnotes", "release-notes", "releasenotes"})
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(NamedTuple):
     strict: bool = False
     exempt: tuple[re.Pattern[str], ...] = ()
     archive: ArchiveWindow | None = None  # None: the store holds no dated mail
@@ -131,8 +129,7 @@ def decide(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """A verdict with its evidence, before it becomes a CommitAudit (made once:
     a dataclass replace of a whole audit cost 2% of an audit of git.git)."""
 

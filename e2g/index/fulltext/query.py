@@ -4,8 +4,8 @@ what the index answers and what the date column narrows."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from typing import NamedTuple
 
 import whoosh.query as wq
 
@@ -17,8 +17,7 @@ from e2g.index import query as ql
 Window = tuple[int, int]  # inclusive bounds on the date column, in seconds
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """A parsed query ready to run: Whoosh matching, then date windows on the column."""
 
     query: wq.Query  # the positive clauses (Every() when there are none)

@@ -8,9 +8,8 @@ an index of another format is rebuilt (`e2g reindex`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from whoosh.analysis import RegexTokenizer, Token, Tokenizer
 from whoosh.columns import NumericColumn
@@ -26,8 +25,7 @@ FORMAT = 6
 SUBJECT_BOOST = 3.0  # a subject hit outranks a body-only hit
 
 
-@dataclass(frozen=True, slots=True)
-class IndexDoc:
+class IndexDoc(NamedTuple):
     """What the index holds for one message; built by the pipeline."""
 
     subject: str

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import whoosh.index
 
@@ -19,8 +19,7 @@ from e2g.index.fulltext.schema import FORMAT
 SIDECAR = "e2g-index.json"
 
 
-@dataclass(frozen=True, slots=True)
-class IndexMark:
+class IndexMark(NamedTuple):
     """How far the index follows the store: every message up to `seq`, and the
     store's journal of other changes (new lists, deletions) up to `change`."""
 
