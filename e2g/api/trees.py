@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -43,6 +43,15 @@ from e2g.mail.backport import (
     upstream_subject,
 )
 from e2g.mail.subject import subject_key
+
+
+def reading(settings: Settings, store: Store | None) -> AbstractContextManager[Store]:
+    """`store` when the caller holds one open (match_tree: one read connection for
+    a tree's branches, not one per step), else one opened for the block."""
+    from e2g.api.core import open_store
+
+    return nullcontext(store) if store is not None else open_store(settings)
+
 
 # Commit messages read per git call while looking for notes.
 HEADS = 5000
@@ -102,19 +111,22 @@ class Walk:
 
 
 def walk_branch(
-    settings: Settings, repository: Repo, revs: Sequence[str], *, scope: Scope
+    settings: Settings,
+    repository: Repo,
+    revs: Sequence[str],
+    *,
+    scope: Scope,
+    store: Store | None = None,
 ) -> Walk:
     """The commits of `scope`'s branch (`revs`: it, less the branches before it).
 
     A branch never recorded has all its commits to do: one `git log` walk gives
     `split` their heads and notes too (2,000 backports: 34 ms, not 29 ms and
     22 ms). A rerun has few new commits, and lists them with `git rev-list`: its
-    history's messages are not read again."""
-    from e2g.api.core import open_store
-
+    history's messages are not read again. `store`: see reading()."""
     assert scope.tree is not None and scope.branch is not None
-    with open_store(settings) as store:
-        recorded = store.branch_tip(scope.repo, scope.tree, scope.branch)
+    with reading(settings, store) as reader:
+        recorded = reader.branch_tip(scope.repo, scope.tree, scope.branch)
     if recorded is not None:
         return Walk(*repository.dated_rev_list(revs))
     walk = Walk()
@@ -232,6 +244,8 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
     most upstream tree or matched before (a rebase), and commits of this run whose
     subject and author another of them repeats (a plain cherry-pick within one
     repository)."""
+    if not shas:
+        return  # every commit answered by its note (a stable branch): no read
     known = (
         store.branch_shas(scope.repo, scope.tree, scope.branch)
         if scope.tree is not None and scope.branch is not None
@@ -500,16 +514,15 @@ def store_split(
     scope: Scope,
     max_seq: int,
     writer: TreeWriter | None = None,
+    store: Store | None = None,
 ) -> list[LinkRows]:
     """Write what `split` found, after the batch stored the commits it names;
     return the rows written (one per backport or rebased commit). `writer`: the
-    caller's, else one of its own."""
+    caller's, else one of its own; `store`: see reading()."""
     if not found.backports and not found.rebased:
         return []
-    from e2g.api.core import open_store
-
-    with open_store(settings) as store:
-        rows = backport_rows(store, found, scope=scope, max_seq=max_seq)
+    with reading(settings, store) as reader:
+        rows = backport_rows(reader, found, scope=scope, max_seq=max_seq)
     with nullcontext(writer) if writer else TreeWriter(settings.store_path) as own:
         # In sha order, as the tables' keys are: 2,000 backports are written in
         # 17 ms, not 26 ms (benchmarks/backports.py).
@@ -556,6 +569,7 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     exclude: Sequence[str],
     merges: int | None = None,
     writer: TreeWriter,
+    store: Store | None = None,
 ) -> None:
     """Store that `branch` of `tree` reaches `shas` (beyond the branches `exclude`
     names, listed before it), each with the merge that brought it in, marking the
@@ -566,13 +580,11 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     walked it already; with none (a stable branch is a line of cherry-picks) no
     merge brought anything in, and the walk of its parents is skipped (2,000
     backports: 30 ms of the 230 ms their match took). `writer`: the caller's,
-    kept open across the tree's branches."""
-    from e2g.api.core import open_store
-
+    kept open across the tree's branches; `store`: see reading()."""
     name = branch_name(branch)
     tip = repository.resolve(name)
-    with open_store(settings) as store:
-        before = store.branch_tip(repo, tree, name)
+    with reading(settings, store) as reader:
+        before = reader.branch_tip(repo, tree, name)
     low = [branch.rsplit("..", 1)[0]] if ".." in branch else []
     if before is not None and git_trees.is_ancestor(repository, before, tip):
         low.append(before)
@@ -588,14 +600,15 @@ def record_branch(  # noqa: PLR0913 - keyword-only
     )
 
 
-def update_releases(settings: Settings, repository: Repo, *, repo: str) -> int:
+def update_releases(
+    settings: Settings, repository: Repo, *, repo: str, store: Store | None = None
+) -> int:
     """Walk the tags of `repository` not walked before (one `git rev-list` of them
-    all) and store the first tag that contains each commit; how many it found."""
-    from e2g.api.core import open_store
-
+    all) and store the first tag that contains each commit; how many it found.
+    `store`: see reading()."""
     tags = git_trees.tags(repository)
-    with open_store(settings) as store:
-        done = store.release_tags(repo)
+    with reading(settings, store) as reader:
+        done = reader.release_tags(repo)
     new = [tag for tag in tags if done.get(tag.name) != tag.target]
     if not new:
         return 0

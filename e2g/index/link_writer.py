@@ -22,11 +22,16 @@ from e2g.model.links import LinkResult
 
 
 class _Writer:
-    """One write connection to the store at `path`, closed on leaving the block."""
+    """One write connection to the store at `path`, closed on leaving the block;
+    or `connection`, another writer's, left open (one connection for a tree's
+    links and branches)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, connection: sqlite3.Connection | None = None
+    ) -> None:
         self.path = path
-        self.connection: sqlite3.Connection = connect(path)
+        self._owned = connection is None
+        self.connection: sqlite3.Connection = connection or connect(path)
 
     def __enter__(self) -> Self:
         return self
@@ -37,12 +42,15 @@ class _Writer:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.connection.close()
+        if self._owned:
+            self.connection.close()
 
 
 class LinkWriter(_Writer):
-    def __init__(self, path: Path, *, repo: str) -> None:
-        super().__init__(path)
+    def __init__(
+        self, path: Path, *, repo: str, connection: sqlite3.Connection | None = None
+    ) -> None:
+        super().__init__(path, connection=connection)
         self.repo = repo
 
     def done(self, *, max_seq: int) -> set[str]:
@@ -54,7 +62,9 @@ class LinkWriter(_Writer):
         return {str(row[0]) for row in rows}
 
     def write(self, batch: Sequence[LinkRows]) -> None:
-        """Store a batch of link_rows() answers in one transaction."""
+        """Store a batch of link_rows() answers in one transaction (none: none)."""
+        if not batch:
+            return
         with transaction(self.connection, self.path):
             _write_rows(self.connection, self.repo, batch)
 
