@@ -9,6 +9,7 @@ by e2g.api.trees, which brings these facts and the store together.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 import subprocess
 import tempfile
@@ -115,10 +116,15 @@ def _records(stream: IO[bytes]) -> Iterator[tuple[CommitHead, str]]:
     """The records of _HEAD_FORMAT in `stream`, each parsed once it is whole: each
     chunk's whole records decoded at once (2,000 commits: 6.3 ms, not 7.7 ms with
     one decode and two datetimes per record). A record starts with ASCII and
-    holds no NUL, so no character is cut there."""
+    holds no NUL, so no character is cut there.
+
+    A chunk is what git wrote so far (read1), not a full megabyte: the records
+    are parsed while git writes the next (2,000 backports' walk and notes: 35 ms,
+    not 39 ms)."""
     start = _START.encode()
     rest = b""
-    for chunk in iter(partial(stream.read, 1 << 20), b""):
+    read = stream.read1 if isinstance(stream, io.BufferedIOBase) else stream.read
+    for chunk in iter(partial(read, 1 << 20), b""):
         data = rest + chunk
         cut = data.rfind(start)
         rest = data[max(cut, 0) :]
