@@ -34,6 +34,7 @@ from e2g.git.trees import CommitHead
 from e2g.index.link_writer import LinkRows, TreeWriter
 from e2g.index.store import BackportEdge, Store, StoredSha, SubjectRow, TreePlace
 from e2g.mail.backport import (
+    NOTICE_STARTS,
     BackportNote,
     notice_keys,
     notice_prefixes,
@@ -364,14 +365,22 @@ def process_mails(
 ) -> dict[str, list[tuple[str, str, str]]]:
     """By subject key of `subjects`: (message_id, kind, detail) of the backport
     process's mails of the patch so titled, for the stable series `version` when
-    one is known (then one query per 500 titles; else two ranges per title)."""
+    one is known (then one query per 500 titles; else two ranges per title).
+
+    A form of notice no mail of the archive has (the stable list's own, most
+    archives have neither) is not looked for: 2,000 backports' titles are 2,000
+    keys to look up, not 6,000 (4 ms of their match)."""
     keys = sorted({subject_key(subject) for subject in subjects})
     title_of = {key: key for key in keys}
+    forms = [store.has_subject_key_starting(start) for start in NOTICE_STARTS]
     # (the title's key, the mail's row)
     rows: list[tuple[str, SubjectRow]] = []
     if version is not None:
         title_of |= {
-            notice: key for key in keys for notice in notice_keys(key, version)
+            notice: key
+            for key in keys
+            for notice, held in zip(notice_keys(key, version), forms, strict=True)
+            if held
         }
         rows = [
             (title_of[row.key], row) for row in store.subjects_by_key(sorted(title_of))
@@ -379,10 +388,14 @@ def process_mails(
     else:
         rows = [(row.key, row) for row in store.subjects_by_key(keys)]
         for key in keys:
-            for prefix in notice_prefixes(key):
+            for prefix, held in zip(notice_prefixes(key), forms, strict=True):
                 rows += [
                     (key, row)
-                    for row in store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
+                    for row in (
+                        store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
+                        if held
+                        else ()
+                    )
                 ]
     found: dict[str, list[tuple[str, str, str]]] = {}
     for key, (_, message_id, subject, stable, base) in rows:

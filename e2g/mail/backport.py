@@ -232,18 +232,25 @@ def process_kind(subject: str, *, stable: str | None = None) -> ProcessKind | No
     return None
 
 
+# What the subject key of every FAILED and of every queued notice starts with, in
+# the order of notice_keys() and notice_prefixes().
+NOTICE_STARTS = ('failed: patch "[patch] ', 'patch "')
+
+
 def notice_keys(key: str, version: str) -> tuple[str, str]:
     """The subject keys (mail.subject.subject_key) of the FAILED and queued notices
     of the patch whose subject key is `key`, for the stable series `version`."""
+    failed, queued = NOTICE_STARTS
     return (
-        f'failed: patch "[patch] {key}" failed to apply to {version}-stable tree',
-        f'patch "{key}" has been added to the {version}-stable tree',
+        f'{failed}{key}" failed to apply to {version}-stable tree',
+        f'{queued}{key}" has been added to the {version}-stable tree',
     )
 
 
 def notice_prefixes(key: str) -> tuple[str, str]:
     """notice_keys() without the series: what every such notice's key starts with."""
-    return (f'failed: patch "[patch] {key}" failed', f'patch "{key}" has been added')
+    failed, queued = NOTICE_STARTS
+    return (f'{failed}{key}" failed', f'{queued}{key}" has been added')
 
 
 def process_title(subject: str) -> str | None:

@@ -202,6 +202,18 @@ class TreeReads(StoreBase):
             )
         return found
 
+    def has_subject_key_starting(self, start: str) -> bool:
+        """Whether any message's subject key starts with `start` (not empty): one
+        step into the subject index."""
+        # Every key that starts with `start` sorts below this one ("\uffff" after
+        # it would miss a key that goes on with a character past U+FFFF).
+        above = start[:-1] + chr(ord(start[-1]) + 1)
+        row = self._connection.execute(
+            "SELECT 1 FROM messages WHERE subject_key >= ? AND subject_key < ? LIMIT 1",
+            (start, above),
+        ).fetchone()
+        return row is not None
+
     def subjects_by_key_prefix(
         self, prefix: str, *, limit: int = 100
     ) -> list[SubjectRow]:
