@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
@@ -184,13 +184,12 @@ def _by_note(store: Store, repository: Repo, found: Split, *, scope: Scope) -> N
     notes = {sha: note for sha, note in found.notes.items() if note.shas}
     named = sorted({short for note in notes.values() for short in note.shas})
     # Full shas the store knows need no git; the rest are expanded in one call.
-    stored = store.commits_and_files([short for short in named if len(short) == 40])
-    known = {sha: [row for row, _ in rows] for sha, rows in stored.items()}
+    known = store.commits_and_files([short for short in named if len(short) == 40])
     found.stored = {
-        (row.repo, row.sha): (row.status, files)
-        for sha, rows in stored.items()
+        (repo, sha): (status, files)
+        for sha, rows in known.items()
         if sha not in found.heads
-        for row, files in rows
+        for repo, status, files in rows
     }
     in_repo = git_trees.expand(repository, [s for s in named if s not in known])
     for sha, note in notes.items():
@@ -211,14 +210,18 @@ def _locate(  # noqa: PLR0913 - keyword-only
     found: Split,
     *,
     scope: Scope,
-    known: dict[str, list[StoredSha]],
+    known: dict[str, list[tuple[str, str, str]]],
 ) -> tuple[str, str] | None:
     """(repository key, sha) of the commit `short` names: one being matched now,
     else a stored one (this repository first), else one of this repository to
-    match first; None when neither the store nor the repository knows it."""
+    match first; None when neither the store nor the repository knows it.
+    `known`: the stored (repository, status, files) of full shas, by sha."""
     if full is not None and full in found.heads:
         return scope.repo, full
-    stored = known[short] if short in known else store.commits_by_prefix(full or short)
+    if short in known:  # one sha, in one or more repositories (ordered by key)
+        repos = [repo for repo, _, _ in known[short]]
+        return (scope.repo if scope.repo in repos else repos[0]), short
+    stored = store.commits_by_prefix(full or short)
     if len({row.sha for row in stored}) == 1:
         mine = [row for row in stored if row.repo == scope.repo]
         row = (mine or stored)[0]
@@ -370,7 +373,16 @@ def process_mails(
     A form of notice no mail of the archive has (the stable list's own, most
     archives have neither) is not looked for: 2,000 backports' titles are 2,000
     keys to look up, not 6,000 (4 ms of their match)."""
-    keys = sorted({subject_key(subject) for subject in subjects})
+    return _process_mails_by_key(
+        store, {subject_key(subject) for subject in subjects}, version=version
+    )
+
+
+def _process_mails_by_key(
+    store: Store, titles: Collection[str], *, version: str | None
+) -> dict[str, list[tuple[str, str, str]]]:
+    """process_mails() of the subject keys `titles`."""
+    keys = sorted(set(titles))
     title_of = {key: key for key in keys}
     forms = [store.has_subject_key_starting(start) for start in NOTICE_STARTS]
     # (the title's key, the mail's row)
@@ -416,29 +428,38 @@ def backport_rows(
     upstream's status ("backport" as its method when that is matched) and files,
     and links its own process mails; a rebased copy takes the old commit's answer."""
     upstream = _upstream_rows(store, found)
-    own = process_mails(
-        store,
-        [found.heads[sha].subject for sha in found.backports],
-        version=scope.version,
-    )
+    # Each title's key made once, for the query and the answer; the rows written
+    # out, not _commit_row's (2,000 backports' rows: 13.1 ms, not 14.2 ms).
+    titles = {sha: subject_key(found.heads[sha].subject) for sha in found.backports}
+    own = _process_mails_by_key(store, titles.values(), version=scope.version)
     rows = []
     for sha, edge in found.backports.items():
         status, files = upstream.get((edge.upstream_repo, edge.upstream_sha), ("", ""))
         matched = status == "matched"
-        mails = own.get(subject_key(found.heads[sha].subject), [])
+        mails = own.get(titles[sha])
+        head = found.heads[sha]
         rows.append(
             LinkRows(
-                commit=_commit_row(
-                    found.heads[sha],
-                    files=files,
-                    status="matched" if matched else "no-match",
-                    method="backport" if matched else None,
-                    max_seq=max_seq,
+                commit=(
+                    sha,
+                    head.subject,
+                    head.author.name,
+                    head.author.email,
+                    head.authored,
+                    head.committed,
+                    files,
+                    "matched" if matched else "no-match",
+                    "backport" if matched else None,
+                    None,
+                    max_seq,
+                    None,
                 ),
                 links=tuple(
                     (mid, kind, 1.0, 0, json.dumps([["backport", detail]]))
                     for mid, kind, detail in mails
-                ),
+                )
+                if mails
+                else (),
             )
         )
     rows += [

