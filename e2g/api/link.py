@@ -253,11 +253,9 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
 
         jobs = min(2, multiprocessing.cpu_count())
     with LinkWriter(
-        settings.store_path,
-        repo=repo_key(repository),
-        connection=tree_writer.connection if tree_writer else None,
+        settings.store_path, repo=repo_key(repository), beside=tree_writer
     ) as writer:
-        done = set() if redo else writer.done(max_seq=max_seq)
+        done = _done(writer, store, max_seq=max_seq, redo=redo)
         todo = [
             (sha, span is not None and predates(_utc(stamp), span[0]))
             for sha, stamp in dated
@@ -268,7 +266,14 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         summary.repo = writer.repo
         scope = scope or trees.Scope(writer.repo)
         found, todo = _split(
-            settings, repository, todo, scope=scope, done=done, read=read, store=store
+            settings,
+            repository,
+            todo,
+            scope=scope,
+            done=done,
+            read=read,
+            store=store,
+            settle=tree_writer.settle if tree_writer else None,
         )
         if scope.tree is not None and scope.branch is not None:
             summary.tree = branch_label(scope.tree, scope.branch)
@@ -282,6 +287,10 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
             max_seq,
             to_json,
         )
+        if todo and tree_writer is not None:
+            # Its thread ended first: workers are forked from a process with no
+            # other thread (e2g.processes), and the matcher reads the branch.
+            tree_writer.settle()
         # Nothing left (a branch of backports): no matcher or worker is started.
         for answer in batch.results(job, todo, jobs=jobs) if todo else ():
             _count(summary, answer)
@@ -303,6 +312,19 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
             on_result(answer, summary)
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def _done(
+    writer: LinkWriter, store: Store | None, *, max_seq: int, redo: bool
+) -> set[str]:
+    """The commits that need no new match (none with `redo`): read through
+    match_tree's reader when there is one, not the writer's connection, whose
+    record of the branch is still being written then (TreeWriter behind)."""
+    if redo:
+        return set()
+    if store is not None:
+        return store.done_commits(writer.repo, max_seq=max_seq)
+    return writer.done(max_seq=max_seq)
 
 
 def _split_answers(
@@ -369,7 +391,10 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
     # backports: closes of 12 ms, not 14 ms). One reader beside it for every step
     # and the writer's connection for the links: 2 connections, not 8 (opened in
     # 1 ms, not 3.3 ms). The reader is closed first: the writer's close is the last.
-    with TreeWriter(settings.store_path) as writer, open_store(settings) as store:
+    with (
+        TreeWriter(settings.store_path, behind=True) as writer,
+        open_store(settings) as store,
+    ):
         for branch in tree.branches:
             scope = trees.Scope(key, tree.name, trees.branch_name(branch), ranks[name])
             started = time.monotonic()
@@ -410,11 +435,13 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
                 )
             )
             before.append(trees.branch_name(branch))
-        trees.update_releases(settings, repository, repo=key, store=store)
+        trees.update_releases(
+            settings, repository, repo=key, store=store, writer=writer
+        )
     return summaries
 
 
-def _split(
+def _split(  # noqa: PLR0913 - keyword-only
     settings: Settings,
     repository: Repo,
     todo: list[tuple[str, bool]],
@@ -423,6 +450,7 @@ def _split(
     done: set[str],
     read: trees.Split | None = None,
     store: Store | None = None,
+    settle: Callable[[], None] | None = None,
 ) -> tuple[trees.Split, list[tuple[str, bool]]]:
     """What of `todo` is answered from other commits, and what is left to match:
     the rest of `todo`, after the upstream commits backports name that no run
@@ -440,6 +468,7 @@ def _split(
             scope=scope,
             ranks=trees.scope_ranks(settings),
             read=read,
+            settle=settle,
         )
     answered = found.answered
     extra = [sha for sha in found.upstreams if sha not in done]

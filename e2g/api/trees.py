@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
@@ -155,10 +155,12 @@ def split(  # noqa: PLR0913 - keyword-only
     scope: Scope,
     ranks: dict[str, int],
     read: Split | None = None,
+    settle: Callable[[], None] | None = None,
 ) -> Split:
     """Which of `shas` (about to be matched) are backports or rebased copies of
     commits that are stored, or among `shas` themselves. `read`: the heads and
-    notes a walk of the branch read already (Walk.read)."""
+    notes a walk of the branch read already (Walk.read); `settle`: waits for the
+    branch's record in flight (TreeWriter.settle), before its commits are read."""
     found = Split()
     if read is not None:
         for sha in shas:
@@ -175,7 +177,9 @@ def split(  # noqa: PLR0913 - keyword-only
     _by_note(store, repository, found, scope=scope)
     answered = found.answered
     left = [sha for sha in shas if sha not in answered]
-    _by_patch_id(store, repository, found, left, scope=scope, ranks=ranks)
+    _by_patch_id(
+        store, repository, found, left, scope=scope, ranks=ranks, settle=settle
+    )
     return found
 
 
@@ -241,6 +245,7 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
     *,
     scope: Scope,
     ranks: dict[str, int],
+    settle: Callable[[], None] | None = None,
 ) -> None:
     """Backports (and rebased copies) with no note, by equal patch-id.
 
@@ -250,6 +255,8 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
     repository)."""
     if not shas:
         return  # every commit answered by its note (a stable branch): no read
+    if settle is not None:
+        settle()  # the branches' commits are read: this one's too
     known = (
         store.branch_shas(scope.repo, scope.tree, scope.branch)
         if scope.tree is not None and scope.branch is not None
@@ -568,6 +575,7 @@ def store_split(
                 for edge in found.backports.values()
             ),
         )
+        own.copy_log()
     return rows
 
 
@@ -635,11 +643,16 @@ def record_branch(  # noqa: PLR0913 - keyword-only
 
 
 def update_releases(
-    settings: Settings, repository: Repo, *, repo: str, store: Store | None = None
+    settings: Settings,
+    repository: Repo,
+    *,
+    repo: str,
+    store: Store | None = None,
+    writer: TreeWriter | None = None,
 ) -> int:
     """Walk the tags of `repository` not walked before (one `git rev-list` of them
     all) and store the first tag that contains each commit; how many it found.
-    `store`: see reading()."""
+    `store`: see reading(); `writer`: the caller's, else one of its own."""
     tags = git_trees.tags(repository)
     with reading(settings, store) as reader:
         done = reader.release_tags(repo)
@@ -649,13 +662,13 @@ def update_releases(
     before = [tag for tag in tags if done.get(tag.name) == tag.target]
     found = git_trees.first_tags(repository, new, before=before)
     count = 0
-    with TreeWriter(settings.store_path) as writer:
+    with nullcontext(writer) if writer else TreeWriter(settings.store_path) as own:
         # A kernel's first walk is a million commits: written as they come, a
         # transaction per batch (the write lock is not held through the walk). The
         # tags are written last: a run cut short does them all again, and the
         # releases it wrote stay (a commit keeps the tag found first).
         while batch := list(islice(found, RELEASES_BATCH)):
-            writer.add_releases(repo, found=batch, tags=())
+            own.add_releases(repo, found=batch, tags=())
             count += len(batch)
-        writer.add_releases(repo, found=(), tags=[(t.name, t.target) for t in new])
+        own.add_releases(repo, found=(), tags=[(t.name, t.target) for t in new])
     return count

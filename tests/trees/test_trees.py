@@ -4,7 +4,11 @@ temp dir (tests/trees/world.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
+import threading
+import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -17,9 +21,12 @@ from e2g.api.core import open_store
 from e2g.api.link import link, match, match_head, match_tree, stored_results
 from e2g.api.reverse import way_back
 from e2g.api.stats import stats
+from e2g.index.link_writer import TreeWriter
 from e2g.render import blame_json, link_json, releases_line, way_back_json
 from tests.conftest import git
 from tests.trees.world import REVIEWER, World, build, rebase_next
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "backports.py"
 
 
 def settings_for(world: World, data: Path) -> config.Settings:
@@ -179,6 +186,71 @@ def test_a_rebased_branch_matched_twice(tmp_path: Path) -> None:
         ]
     (third,) = match_tree(settings, "next", jobs=1)
     assert (third.commits, third.skipped) == (0, 2)
+
+
+def test_a_rebased_branch_waits_for_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The branch's record is written behind (TreeWriter behind) while its commits
+    are split: the patch-ids of a rebased branch are read once it is written, not
+    before (here, each write behind starts late)."""
+    world = build(tmp_path)
+    settings = settings_for(world, tmp_path / "data")
+    core.ingest(settings, [world.archive])
+    match_tree(settings, "mainline", jobs=1)
+    match_tree(settings, "next", jobs=1)
+    rebase_next(world)
+    start = TreeWriter._start
+
+    def late(writer: TreeWriter, work: Callable[[], None]) -> None:
+        def slow() -> None:
+            time.sleep(0.2)
+            work()
+
+        start(writer, slow)
+
+    monkeypatch.setattr(TreeWriter, "_start", late)
+    (second,) = match_tree(settings, "next", jobs=1, to_json=link_json)
+    assert (second.rebased, second.matched, second.no_match) == (2, 2, 0)
+
+
+def test_workers_start_with_no_writer_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A branch whose backports name upstream commits no run matched (stable
+    before mainline: every commit has its note, the upstreams are matched first)
+    starts its workers once the branch's record is written: forked from a process
+    with no other thread (e2g.processes)."""
+    from e2g.matcher import batch
+
+    spec = importlib.util.spec_from_file_location("bench_backports", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    _, mbox, xdg = bench.build(tmp_path, 5)
+    settings = config.resolve(
+        data_dir=tmp_path / "data", env={"XDG_CONFIG_HOME": str(xdg)}, home=tmp_path
+    )
+    core.ingest(settings, [mbox])
+    start, results = TreeWriter._start, batch.results
+    threads: list[list[str]] = []
+
+    def late(writer: TreeWriter, work: Callable[[], None]) -> None:
+        def slow() -> None:
+            time.sleep(0.2)
+            work()
+
+        start(writer, slow)
+
+    def counted(*args: object, **options: object) -> object:
+        threads.append([t.name for t in threading.enumerate()])
+        return results(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TreeWriter, "_start", late)
+    monkeypatch.setattr(batch, "results", counted)
+    (summary,) = match_tree(settings, "stable", jobs=1)
+    assert (summary.backports, summary.matched) == (5, 10)
+    assert threads == [[threading.main_thread().name]]
 
 
 def test_stats_by_tree(matched: tuple[World, config.Settings]) -> None:

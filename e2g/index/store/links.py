@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -14,7 +15,24 @@ if TYPE_CHECKING:
     from e2g.model.links import CommitInfo
 
 
+def done_commits(
+    connection: sqlite3.Connection, repo: str, *, max_seq: int
+) -> set[str]:
+    """The commits of `repo` that need no new match: matched, or unmatched with no
+    mail since (the store's highest seq then is `max_seq` or more)."""
+    rows = connection.execute(
+        "SELECT sha FROM commits WHERE repo = ? AND (status = 'matched' OR matched_at_seq >= ?)",
+        (repo, max_seq),
+    )
+    return {str(row[0]) for row in rows}
+
+
 class LinkReads(StoreBase):
+    def done_commits(self, repo: str, *, max_seq: int) -> set[str]:
+        """done_commits() read here: beside a writer whose writes are in flight
+        (e2g.index.link_writer.TreeWriter), which they do not change."""
+        return done_commits(self._connection, repo, max_seq=max_seq)
+
     def commit_statuses(self, repo: str, shas: Sequence[str]) -> dict[str, str]:
         """The stored status ("matched", "no-match") of those of `shas` that `e2g
         match` answered for `repo`: one indexed lookup per 500."""
