@@ -149,17 +149,20 @@ def run(work: Path, count: int) -> dict[str, object]:
     )
     core.ingest(settings, [mbox])
     timed: dict[str, object] = {"commits": count}
+    seconds: dict[str, float] = {}
     for name in ("mainline", "stable", "fresh"):
         started = time.monotonic()
         (summary,) = match_tree(settings, name, jobs=1)
+        seconds[name] = time.monotonic() - started
         timed[name] = {
-            "seconds": round(time.monotonic() - started, 2),
+            "seconds": round(seconds[name], 3),
             "matched": summary.matched,
             "backports": summary.backports,
             "no_match": summary.no_match,
         }
-    stable = timed["stable"]["seconds"]  # type: ignore[index]
-    fresh = timed["fresh"]["seconds"]  # type: ignore[index]
+    # From the times as measured: stable's take a tenth of a second, and rounded
+    # to 0.01 s they moved the ratio by up to 7%.
+    stable, fresh = seconds["stable"], seconds["fresh"]
     timed["speedup"] = round(fresh / stable, 1) if stable else None
     return timed
 
