@@ -12,8 +12,6 @@ machine should be otherwise idle.
   (trailers ignored, as the heuristics are the cost), with `matcher.similarity`
   keeping what it derives from a line list per object (by identity) against
   deriving it anew.
-- pickle, Compact: pickling postings (frozen slotted dataclasses) with
-  `model.Compact.__reduce__` against the dataclass default.
 - search, date column: reading the index's date column for newest-first sorting
   through Whoosh's column file directly against the public per-document reader.
 - index, lengths in memory: building the full-text index of the store's first
@@ -32,14 +30,15 @@ machine should be otherwise idle.
 
 Tricks this removed (2026-12-04, liburing, 600 commits, 5 rounds): padding SQL IN
 lists to a power of two saved 1.7% of a match run, and a ForkingPickler reducer for
-timezones 0.4% of pickling 20,000 offset datetimes; both went.
+timezones 0.4% of pickling 20,000 offset datetimes; both went. `model.Compact`
+(pickling a frozen dataclass as its values, 6% of pickling postings) went on
+2026-12-05 with the frozen dataclasses: records are named tuples, which pickle so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import shutil
 import subprocess
 import sys
@@ -59,8 +58,6 @@ from e2g.index.store import Store
 from e2g.mail.patch import diff_lines
 from e2g.matcher import similarity
 from e2g.matcher.cascade import Matcher
-from e2g.model import Address
-from e2g.model.links import Posting
 
 
 def best_of(rounds: int, runs: dict[str, Callable[[], object]]) -> dict[str, float]:
@@ -124,45 +121,6 @@ def match_runs(
             run()
 
     return {"shipped": run, "no prepared cache": without_prepared}
-
-
-def postings(count: int) -> list[Posting]:
-    return [
-        Posting(
-            message_id=f"{n}@example.org",
-            subject=f"[PATCH v2 {n % 9}/9] io_uring: fix {n}",
-            date=datetime(2024, 1, 1, tzinfo=UTC),
-            author=Address("Jane Doe", "jane@example.org"),
-            lists=("io-uring.vger.kernel.org",),
-            version=2,
-            kind=model.Kind.PATCH,
-            applied=n % 2 == 0,
-            method="patch-id",
-            score=1.0,
-            url=f"https://lore.kernel.org/r/{n}@example.org",
-            thread_root=f"{n}@example.org",
-        )
-        for n in range(count)
-    ]
-
-
-def pickle_runs() -> dict[str, dict[str, Callable[[], object]]]:
-    made = postings(20_000)
-
-    def default_postings() -> None:
-        reduce = model.Compact.__reduce__
-        del model.Compact.__reduce__  # type: ignore[misc]
-        try:
-            pickle.dumps(made, pickle.HIGHEST_PROTOCOL)
-        finally:
-            model.Compact.__reduce__ = reduce  # type: ignore[method-assign]
-
-    return {
-        "pickle, Compact": {
-            "shipped": lambda: pickle.dumps(made, pickle.HIGHEST_PROTOCOL),
-            "default": default_postings,
-        },
-    }
 
 
 def column_runs(count: int) -> dict[str, Callable[[], object]]:
@@ -334,8 +292,6 @@ def main(argv: list[str] | None = None) -> int:
     runs = match_runs(options.data_dir, options.repo, options.commits)
     best = best_of(options.rounds, runs)
     report("match, prepared-lines cache", best, options.json)
-    for name, variants in pickle_runs().items():
-        report(name, best_of(options.rounds, variants), options.json)
     report(
         "search, date column",
         best_of(options.rounds, column_runs(options.docs)),

@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
 from e2g.config import Settings, TreeConfig
 from e2g.errors import UsageError
@@ -62,8 +63,7 @@ PROCESS_MAILS = 100
 RELEASES_BATCH = 50_000
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """Where the commits being matched sit: the repository's key in the store, and
     the named tree and branch they are matched for (None: no named tree)."""
 

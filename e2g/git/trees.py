@@ -14,10 +14,9 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import IO
+from typing import IO, NamedTuple
 
 from e2g.errors import RepoError
 from e2g.git.repo import Repo
@@ -28,8 +27,7 @@ _START = "\x00E2GT\x01"
 _HEAD_FORMAT = "%x00E2GT%x01%H%x00%P%x00%aN%x00%aE%x00%at%x00%ct%x00%B"
 
 
-@dataclass(frozen=True, slots=True)
-class CommitHead:
+class CommitHead(NamedTuple):
     """A commit without its diff: enough to read its notes and show it."""
 
     sha: str
@@ -283,8 +281,7 @@ def merged_by(repo: Repo, tip: str, *, exclude: Sequence[str] = ()) -> dict[str,
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class Tag:
+class Tag(NamedTuple):
     name: str
     target: str  # the commit it names
 

@@ -13,15 +13,13 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import NamedTuple, Self
 
 from e2g.errors import StoreError
 from e2g.index.db import connect, explain, transaction
 from e2g.index.store.links import done_commits
-from e2g.model import Compact
 from e2g.model.links import LinkResult
 
 
@@ -115,8 +113,7 @@ CommitRow = tuple[
 LinkRow = tuple[str, str, float, int, str]
 
 
-@dataclass(frozen=True, slots=True)
-class LinkRows(Compact):
+class LinkRows(NamedTuple):
     """One commit's rows (without the repository), as a worker process makes them."""
 
     commit: CommitRow  # sha first

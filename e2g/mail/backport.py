@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from e2g.mail.subject import parse_subject
 
@@ -106,8 +106,7 @@ def _lines_with(message: str, folded: str, word: str) -> Iterator[str]:
         start = folded.find(word, end)
 
 
-@dataclass(frozen=True, slots=True)
-class BackportNote:
+class BackportNote(NamedTuple):
     """What a commit message says of the commit it was taken from."""
 
     how: str  # "commit-upstream", "upstream-commit", "cherry-picked", "android"

@@ -40,19 +40,6 @@ MAX_DIFF = 8 * 1024 * 1024
 MAX_FILES = 10_000
 
 
-# Pickling postings 6% faster than the dataclass default (benchmarks/tricks.py).
-class Compact:
-    """Pickles as (class, field values): `e2g match` workers send every LinkResult to
-    the main process, and the pickling frozen slotted dataclasses get by default
-    calls dataclasses.fields() per object."""
-
-    __slots__ = ()
-
-    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
-        names: tuple[str, ...] = type(self).__slots__
-        return type(self), tuple(getattr(self, name) for name in names)
-
-
 class Kind(StrEnum):
     """What a message is, for matching and display."""
 
