@@ -435,8 +435,7 @@ def backport_rows(
     upstream's status ("backport" as its method when that is matched) and files,
     and links its own process mails; a rebased copy takes the old commit's answer."""
     upstream = _upstream_rows(store, found)
-    # Each title's key made once, for the query and the answer; the rows written
-    # out, not _commit_row's (2,000 backports' rows: 13.1 ms, not 14.2 ms).
+    # Each title's key made once, for the query and the answer.
     titles = {sha: subject_key(found.heads[sha].subject) for sha in found.backports}
     own = _process_mails_by_key(store, titles.values(), version=scope.version)
     rows = []
@@ -447,19 +446,12 @@ def backport_rows(
         head = found.heads[sha]
         rows.append(
             LinkRows(
-                commit=(
-                    sha,
-                    head.subject,
-                    head.author.name,
-                    head.author.email,
-                    head.authored,
-                    head.committed,
-                    files,
-                    "matched" if matched else "no-match",
-                    "backport" if matched else None,
-                    None,
-                    max_seq,
-                    None,
+                commit=_commit_row(
+                    head,
+                    files=files,
+                    status="matched" if matched else "no-match",
+                    method="backport" if matched else None,
+                    max_seq=max_seq,
                 ),
                 links=tuple(
                     (mid, kind, 1.0, 0, json.dumps([["backport", detail]]))
