@@ -38,6 +38,11 @@ def ingest_summary(report: IngestReport) -> str:
             f"; read {c(report.quoted_read, 'reply', 'replies')} stored before "
             "for a quoted patch"
         )
+    if report.classified:
+        text += (
+            f"; classified {c(report.classified, 'message')} stored before "
+            "for the backport process"
+        )
     if report.malformed_reasons:
         reasons = ", ".join(
             f"{reason}: {count}"

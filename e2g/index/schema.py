@@ -21,6 +21,11 @@ WEIGHTS_PENDING_KEY = "file_weights_pending"
 # reads their raw mail for a quoted patch (pipeline.fill_quoted_patches), keeps here
 # the last seq it read, and removes it when done.
 QUOTED_PENDING_KEY = "quoted_patches_pending"
+# Set by migration 18 on a store that already held messages: their `process` column
+# is not written yet. The next `e2g ingest` classifies them (pipeline.fill_process_kinds),
+# keeps here the last seq it classified, and removes it when done; until then the
+# readers of process mails classify what they read (api.trees).
+PROCESS_PENDING_KEY = "process_kinds_pending"
 BODIES_KEY = "index_bodies"  # the full-text index holds message bodies
 # The highest seq ever deleted: SQLite may give it to the next new message, which
 # then goes through the index journal too, since the index follows seqs upwards.
@@ -397,6 +402,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE messages ADD COLUMN stable TEXT;
     ALTER TABLE messages ADD COLUMN stable_base TEXT;
+    """,
+    # 18: each mail's step of the backport process (e2g.mail.backport.process_kind of
+    # its subject and X-stable:, written at ingest; NULL: none), so a backport's
+    # process mails are an index lookup, not every mail of its title read and
+    # classified (the original patch and its replies share the title). Mail stored
+    # before is classified by the next ingest.
+    f"""
+    ALTER TABLE messages ADD COLUMN process TEXT;
+    CREATE INDEX messages_process ON messages(subject_key) WHERE process IS NOT NULL;
+    INSERT INTO meta(key, value)
+        SELECT '{PROCESS_PENDING_KEY}', '0' WHERE EXISTS (SELECT 1 FROM messages);
     """,
 )
 

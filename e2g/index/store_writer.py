@@ -34,6 +34,7 @@ from e2g.index.store import (
 )
 from e2g.index.writer_lock import LOCK_NAME, acquire_lock, release_lock
 from e2g.mail import threads
+from e2g.mail.backport import process_kind
 from e2g.mail.trailers import TrailerKind, kind_of
 from e2g.model.mail import Malformed, Message, RawMessage
 from e2g.model.patch import FileChange
@@ -60,6 +61,15 @@ class BatchResult:
 # gave 2.7x; larger blocks gain little (256: 4.5x) and cost more to read one message.
 BLOCK_MESSAGES = 64
 BLOCK_BYTES = 1 << 20
+
+
+def stored_process(subject: str, stable: str | None) -> str | None:
+    """messages.process of a mail with this subject and X-stable: header: its step of
+    the backport process (e2g.mail.backport.process_kind), None for any other mail.
+    The one place it is computed, for new mail and for mail stored before schema 18
+    (pipeline.fill_process_kinds)."""
+    kind = process_kind(subject, stable=stable)
+    return None if kind is None else str(kind)
 
 
 def _epoch(value: datetime | None) -> int | None:
@@ -161,6 +171,18 @@ class StoreWriter:
             self.connection.executemany(
                 "UPDATE messages SET patch_id = ? WHERE seq = ? AND kind = 'reply'",
                 [(patch_id, seq) for seq, patch_id in found],
+            )
+            self.set_meta(key, str(done_to))
+
+    def set_process_kinds(
+        self, found: Sequence[tuple[int, str]], *, key: str, done_to: int
+    ) -> None:
+        """Each message's `process` (stored_process), and `key` set to the last seq
+        classified, in one transaction: an interrupted backfill resumes after it."""
+        with transaction(self.connection, self.path):
+            self.connection.executemany(
+                "UPDATE messages SET process = ? WHERE seq = ?",
+                [(kind, seq) for seq, kind in found],
             )
             self.set_meta(key, str(done_to))
 
@@ -317,9 +339,9 @@ class StoreWriter:
             "part, total, rfc, resend, is_reply, tags, author_name, author_email, "
             "patch_author_name, patch_author_email, date, date_raw, date_source, received_at, "
             "list_id, parent_id, thread_root, kind, body, pull_url, pull_ref, "
-            "patch_id, added, removed, stable, stable_base) VALUES "
+            "patch_id, added, removed, stable, stable_base, process) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?)",
+            "?, ?, ?)",
             (
                 message.message_id,
                 int(message.synthetic_id),
@@ -352,6 +374,7 @@ class StoreWriter:
                 patch.removed if patch else 0,
                 message.stable,
                 message.stable_base,
+                stored_process(subject.raw, message.stable),
             ),
         )
         assert cursor.lastrowid is not None

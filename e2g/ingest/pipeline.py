@@ -33,9 +33,14 @@ from e2g import faults, processes
 from e2g.archives.detect import Source, detect_sources, read_source
 from e2g.errors import E2gError, Interrupted, notice
 from e2g.index.fulltext import IndexMark, read_mark, rebuild
-from e2g.index.schema import BODIES_KEY, QUOTED_PENDING_KEY, WEIGHTS_PENDING_KEY
+from e2g.index.schema import (
+    BODIES_KEY,
+    PROCESS_PENDING_KEY,
+    QUOTED_PENDING_KEY,
+    WEIGHTS_PENDING_KEY,
+)
 from e2g.index.store import Store
-from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter
+from e2g.index.store_writer import BatchItem, BatchResult, StoreWriter, stored_process
 from e2g.ingest.indexing import IndexProcess, index_doc
 from e2g.mail.message import parse_message
 from e2g.mail.patch import file_weights
@@ -80,6 +85,7 @@ class IngestReport:
     interrupted: bool = False
     weighed: int = 0  # messages stored before schema 3 whose files were weighed now
     quoted_read: int = 0  # replies stored before schema 16 read for a quoted patch
+    classified: int = 0  # messages stored before schema 18 classified (process)
     malformed_reasons: Counter[str] = field(default_factory=Counter)
     damaged: int = 0  # messages kept without a part that could not be read
     damaged_reasons: Counter[str] = field(default_factory=Counter)
@@ -389,6 +395,7 @@ def _read_all(run: _Run, sources: Sequence[Source], stdin: BinaryIO | None) -> N
         pool.close()
         run.report.weighed = fill_file_weights(run.writer)
         run.report.quoted_read = fill_quoted_patches(run.writer, now=run.options.now)
+        run.report.classified = fill_process_kinds(run.writer)
     except (KeyboardInterrupt, Interrupted):
         pool.close(abort=True)
         run.report.interrupted = True
@@ -506,6 +513,30 @@ def fill_quoted_patches(
             read += len(seqs)
     writer.clear_meta(QUOTED_PENDING_KEY)
     log.info("read %d replies stored before for a quoted patch", read)
+    return read
+
+
+def fill_process_kinds(writer: StoreWriter, *, batch: int = 20_000) -> int:
+    """Write the backport-process step (messages.process, store_writer.stored_process)
+    of the messages stored before schema 18; return how many were read. Each batch
+    commits with the last seq read: an interrupted run resumes after it."""
+    mark = writer.meta(PROCESS_PENDING_KEY)
+    if mark is None:
+        return 0
+    done_to, read = int(mark), 0
+    with Store(writer.path) as store:
+        while rows := store.subjects_after(done_to, limit=batch):
+            found = [
+                (seq, kind)
+                for seq, subject, stable in rows
+                if (kind := stored_process(subject, stable)) is not None
+            ]
+            done_to = rows[-1][0]
+            faults.point("ingest.process")
+            writer.set_process_kinds(found, key=PROCESS_PENDING_KEY, done_to=done_to)
+            read += len(rows)
+    writer.clear_meta(PROCESS_PENDING_KEY)
+    log.info("classified %d messages stored before for the backport process", read)
     return read
 
 

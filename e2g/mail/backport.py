@@ -205,6 +205,9 @@ _NEXT_MERGE = re.compile(r"^\s*linux-next:\s.*\bmerge\b", re.IGNORECASE)
 STABLE_HEADERS = ("x-stable", "x-stable-base")
 
 
+# The store keeps this rule's answer for every mail (messages.process, written at
+# ingest): a change to what it answers needs a migration that marks stored mail to
+# be classified again (as schema 18's PROCESS_PENDING_KEY does).
 def process_kind(subject: str, *, stable: str | None = None) -> ProcessKind | None:
     """The backport-process step `subject` names, or None for any other mail.
 

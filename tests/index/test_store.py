@@ -446,6 +446,7 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "ALTER TABLE commits DROP COLUMN patch_id;"
         "ALTER TABLE messages DROP COLUMN stable;"
         "ALTER TABLE messages DROP COLUMN stable_base;"
+        "DROP INDEX messages_process;ALTER TABLE messages DROP COLUMN process;"
         "PRAGMA user_version = 9;COMMIT;"
     )
     old.execute(

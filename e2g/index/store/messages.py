@@ -155,6 +155,20 @@ class MessageReads(StoreBase):
             )
         ]
 
+    def subjects_after(
+        self, seq: int, *, limit: int
+    ) -> list[tuple[int, str, str | None]]:
+        """(seq, subject, X-stable:) of up to `limit` messages above `seq`, in order:
+        what store_writer.stored_process classifies."""
+        return [
+            (int(found), str(subject), None if stable is None else str(stable))
+            for found, subject, stable in self._connection.execute(
+                "SELECT seq, subject, stable FROM messages WHERE seq > ? "
+                "ORDER BY seq LIMIT ?",
+                (seq, limit),
+            )
+        ]
+
     def raw(self, seq: int) -> bytes | None:
         """The message's bytes as the archive held them (None: not stored)."""
         part = self._raw_part(seq)
