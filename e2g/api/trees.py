@@ -33,7 +33,14 @@ from e2g.git import trees as git_trees
 from e2g.git.repo import Repo
 from e2g.git.trees import CommitHead
 from e2g.index.link_writer import LinkRows, TreeWriter
-from e2g.index.store import BackportEdge, Store, StoredSha, SubjectRow, TreePlace
+from e2g.index.store import (
+    BackportEdge,
+    ProcessRow,
+    Store,
+    StoredSha,
+    SubjectRow,
+    TreePlace,
+)
 from e2g.mail.backport import (
     NOTICE_STARTS,
     BackportNote,
@@ -392,8 +399,9 @@ def _process_mails_by_key(
     keys = sorted(set(titles))
     title_of = {key: key for key in keys}
     forms = [store.has_subject_key_starting(start) for start in NOTICE_STARTS]
+    mails = _ProcessMails(store)
     # (the title's key, the mail's row)
-    rows: list[tuple[str, SubjectRow]] = []
+    rows: list[tuple[str, ProcessRow]] = []
     if version is not None:
         title_of |= {
             notice: key
@@ -401,30 +409,53 @@ def _process_mails_by_key(
             for notice, held in zip(notice_keys(key, version), forms, strict=True)
             if held
         }
-        rows = [
-            (title_of[row.key], row) for row in store.subjects_by_key(sorted(title_of))
-        ]
+        rows = [(title_of[row.key], row) for row in mails.by_key(sorted(title_of))]
     else:
-        rows = [(row.key, row) for row in store.subjects_by_key(keys)]
+        rows = [(row.key, row) for row in mails.by_key(keys)]
         for key in keys:
             for prefix, held in zip(notice_prefixes(key), forms, strict=True):
-                rows += [
-                    (key, row)
-                    for row in (
-                        store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
-                        if held
-                        else ()
-                    )
-                ]
+                if held:
+                    rows += [(key, row) for row in mails.by_key_prefix(prefix)]
     found: dict[str, list[tuple[str, str, str]]] = {}
-    for key, (_, message_id, subject, stable, base) in rows:
-        kind = process_kind(subject, stable=stable)
-        series = process_version(subject, base=base) if kind is not None else None
-        if kind is None or (version and series and series != version):
+    for key, (_, message_id, subject, kind, base) in rows:
+        series = process_version(subject, base=base)
+        if version and series and series != version:
             continue
         detail = f"{kind} mail" + (f" for {series}" if series else "")
-        found.setdefault(key, []).append((message_id, str(kind), detail))
+        found.setdefault(key, []).append((message_id, kind, detail))
     return found
+
+
+class _ProcessMails:
+    """The process mails of subject keys, as the store classified them at ingest
+    (messages.process); on a store whose older mail is not classified yet (the
+    backfill of migration 18 pending) every mail of the keys is read and classified
+    here, as before the column was: an answer is never short for it."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._classified = store.process_classified()
+
+    def by_key(self, keys: Sequence[str]) -> list[ProcessRow]:
+        if self._classified:
+            return self._store.process_by_key(keys)
+        return _classify(self._store.subjects_by_key(keys))
+
+    def by_key_prefix(self, prefix: str) -> list[ProcessRow]:
+        if self._classified:
+            return self._store.process_by_key_prefix(prefix, limit=PROCESS_MAILS)
+        return _classify(
+            self._store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
+        )
+
+
+def _classify(rows: Sequence[SubjectRow]) -> list[ProcessRow]:
+    """The rows of `rows` that are mails of the backport process, with their step."""
+    return [
+        ProcessRow(row.key, row.message_id, row.subject, str(kind), row.stable_base)
+        for row in rows
+        if (kind := process_kind(row.subject, stable=row.stable)) is not None
+    ]
 
 
 def backport_rows(

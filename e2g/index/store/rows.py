@@ -28,6 +28,17 @@ class SubjectRow(NamedTuple):
     stable_base: str | None
 
 
+class ProcessRow(NamedTuple):
+    """A mail of the backport process: its step (messages.process, a
+    mail.backport.ProcessKind value) and X-stable-base: (Store.process_by_key)."""
+
+    key: str
+    message_id: str
+    subject: str
+    process: str
+    stable_base: str | None
+
+
 class BackportEdge(NamedTuple):
     """Commit `sha` of `repo` is a backport of `upstream_sha` of `upstream_repo`."""
 

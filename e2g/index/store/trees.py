@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from e2g.index.db import read_meta
+from e2g.index.schema import PROCESS_PENDING_KEY
 from e2g.index.store.base import StoreBase, in_list
-from e2g.index.store.rows import BackportEdge, StoredSha, SubjectRow, TreePlace
+from e2g.index.store.rows import (
+    BackportEdge,
+    ProcessRow,
+    StoredSha,
+    SubjectRow,
+    TreePlace,
+)
 from e2g.model.stored import StoredMessage
 
 
@@ -205,12 +213,9 @@ class TreeReads(StoreBase):
     def has_subject_key_starting(self, start: str) -> bool:
         """Whether any message's subject key starts with `start` (not empty): one
         step into the subject index."""
-        # Every key that starts with `start` sorts below this one ("\uffff" after
-        # it would miss a key that goes on with a character past U+FFFF).
-        above = start[:-1] + chr(ord(start[-1]) + 1)
         row = self._connection.execute(
             "SELECT 1 FROM messages WHERE subject_key >= ? AND subject_key < ? LIMIT 1",
-            (start, above),
+            (start, _above(start)),
         ).fetchone()
         return row is not None
 
@@ -225,14 +230,81 @@ class TreeReads(StoreBase):
                 self._connection.execute(
                     f"SELECT {_SUBJECT_COLUMNS} FROM messages "  # noqa: S608 - ours
                     "WHERE subject_key >= ? AND subject_key < ? ORDER BY date, seq LIMIT ?",
-                    (prefix, prefix + "\uffff", limit),
+                    (prefix, _above(prefix), limit),
+                ),
+            )
+        )
+
+    def process_classified(self) -> bool:
+        """Whether every stored message's `process` is written (migration 18 left
+        none pending): process_by_key() and process_by_key_prefix() may answer."""
+        return read_meta(self._connection, PROCESS_PENDING_KEY) is None
+
+    def process_by_key(self, keys: Sequence[str]) -> list[ProcessRow]:
+        """The rows of subjects_by_key(keys) that are mails of the backport process
+        (messages.process), in the same order: one query per 500 keys, over the
+        partial index of process mails only, where subjects_by_key() read every
+        mail of the title (the patch and its replies) to keep next to none."""
+        found: list[ProcessRow] = []
+        # 2,000 backports' titles (benchmarks/backports.py): 2.7 ms, not 9.3 ms.
+        for start in range(0, len(keys), 500):
+            marks, chunk = in_list(keys[start : start + 500])
+            found += map(
+                _process_row,
+                self._connection.execute(
+                    f"SELECT {_PROCESS_COLUMNS} FROM messages INDEXED BY "
+                    "messages_process WHERE process IS NOT NULL "
+                    f"AND subject_key IN ({marks}) ORDER BY date, seq",
+                    chunk,
+                ),
+            )
+        return found
+
+    def process_by_key_prefix(
+        self, prefix: str, *, limit: int = 100
+    ) -> list[ProcessRow]:
+        """The rows of subjects_by_key_prefix(prefix, limit=limit) that are mails of
+        the backport process, in the same order (the limit counts every mail, as
+        there)."""
+        return list(
+            map(
+                _process_row,
+                self._connection.execute(
+                    f"SELECT {_PROCESS_COLUMNS} FROM (SELECT {_PROCESS_COLUMNS}, date, "  # noqa: S608 - ours
+                    "seq FROM messages WHERE subject_key >= ? AND subject_key < ? "
+                    "ORDER BY date, seq LIMIT ?) WHERE process IS NOT NULL "
+                    "ORDER BY date, seq",
+                    (prefix, _above(prefix), limit),
                 ),
             )
         )
 
 
+def _above(prefix: str) -> str:
+    """The least string above every string that starts with `prefix` (one that ends
+    in a character below U+10FFFF): the end of its range over an index (the store
+    compares UTF-8 bytes, in code point order). `prefix + "\\uffff"` would miss a
+    string that goes on with a character past U+FFFF."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
 # The columns of a SubjectRow, in its order (_subject_row reads them back).
 _SUBJECT_COLUMNS = "subject_key, message_id, subject, stable, stable_base"
+
+
+# The columns of a ProcessRow, in its order (_process_row reads them back).
+_PROCESS_COLUMNS = "subject_key, message_id, subject, process, stable_base"
+
+
+def _process_row(row: Sequence[object]) -> ProcessRow:
+    key, message_id, subject, process, stable_base = row
+    return ProcessRow(
+        str(key),
+        str(message_id),
+        str(subject),
+        str(process),
+        None if stable_base is None else str(stable_base),
+    )
 
 
 def _subject_row(row: Sequence[object]) -> SubjectRow:
