@@ -439,22 +439,30 @@ class _ProcessMails:
     def by_key(self, keys: Sequence[str]) -> list[ProcessRow]:
         if self._classified:
             return self._store.process_by_key(keys)
-        return _classify(self._store.subjects_by_key(keys))
+        return _classify(self._store, self._store.subjects_by_key(keys))
 
     def by_key_prefix(self, prefix: str) -> list[ProcessRow]:
         if self._classified:
             return self._store.process_by_key_prefix(prefix, limit=PROCESS_MAILS)
         return _classify(
-            self._store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
+            self._store, self._store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
         )
 
 
-def _classify(rows: Sequence[SubjectRow]) -> list[ProcessRow]:
-    """The rows of `rows` that are mails of the backport process, with their step."""
+def _classify(store: Store, rows: Sequence[SubjectRow]) -> list[ProcessRow]:
+    """The rows of `rows` that are mails of the backport process, with their step
+    (a bare release's patch by its body, as ingest classifies it)."""
     return [
         ProcessRow(row.key, row.message_id, row.subject, str(kind), row.stable_base)
         for row in rows
-        if (kind := process_kind(row.subject, stable=row.stable)) is not None
+        if (
+            kind := process_kind(
+                row.subject,
+                stable=row.stable,
+                body=store.process_body(row.seq, row.subject),
+            )
+        )
+        is not None
     ]
 
 

@@ -63,12 +63,13 @@ BLOCK_MESSAGES = 64
 BLOCK_BYTES = 1 << 20
 
 
-def stored_process(subject: str, stable: str | None) -> str | None:
-    """messages.process of a mail with this subject and X-stable: header: its step of
-    the backport process (e2g.mail.backport.process_kind), None for any other mail.
-    The one place it is computed, for new mail and for mail stored before schema 18
+def stored_process(subject: str, stable: str | None, body: str | None) -> str | None:
+    """messages.process of a mail with this subject, X-stable: header and body (the
+    text before its diff): its step of the backport process
+    (e2g.mail.backport.process_kind), None for any other mail. The one place it is
+    computed, for new mail and for mail stored before schema 18
     (pipeline.fill_process_kinds)."""
-    kind = process_kind(subject, stable=stable)
+    kind = process_kind(subject, stable=stable, body=body)
     return None if kind is None else str(kind)
 
 
@@ -374,7 +375,7 @@ class StoreWriter:
                 patch.removed if patch else 0,
                 message.stable,
                 message.stable_base,
-                stored_process(subject.raw, message.stable),
+                stored_process(subject.raw, message.stable, message.body),
             ),
         )
         assert cursor.lastrowid is not None

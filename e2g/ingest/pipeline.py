@@ -529,7 +529,12 @@ def fill_process_kinds(writer: StoreWriter, *, batch: int = 20_000) -> int:
             found = [
                 (seq, kind)
                 for seq, subject, stable in rows
-                if (kind := stored_process(subject, stable)) is not None
+                if (
+                    kind := stored_process(
+                        subject, stable, store.process_body(seq, subject)
+                    )
+                )
+                is not None
             ]
             done_to = rows[-1][0]
             faults.point("ingest.process")

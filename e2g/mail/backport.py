@@ -43,7 +43,7 @@ they are the backport's postings, never the upstream patch's review:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -158,13 +158,26 @@ class ProcessKind(StrEnum):
 # The kinds as the methods of a backport's links to its process mails.
 PROCESS_METHODS = frozenset(str(kind) for kind in ProcessKind)
 
-# "6.1", "5.15.y", "4.19-stable", "6.1.y-stable", "stable", "stable-6.1": a tag that
-# names a stable tree. A bare version also starts kernel release announcements, but
-# those carry no [PATCH ...] group and so no tag.
+# "5.15.y", "4.19-stable", "6.1.y-stable", "6.1.42", "stable", "stable-6.1": a tag
+# that can only name a stable tree. (Kernel release announcements start with a
+# version too, but carry no [PATCH ...] group and so no tag.)
 _STABLE_TAG = re.compile(
-    r"^(?:stable(?:-\d+\.\d+(?:\.y)?)?|\d{1,2}\.\d{1,3}(?:\.y|\.\d{1,3})?(?:-stable)?)$",
+    r"^(?:stable(?:-\d+\.\d+(?:\.y)?)?"
+    r"|\d{1,2}\.\d{1,3}(?:(?:\.y|\.\d{1,3})(?:-stable)?|-stable))$",
     re.IGNORECASE,
 )
+# A bare release, "6.1": the stable team's review series name their tree so, and
+# developers name so the release a patch is for ("[PATCH 5.13 3/9] io_uring: ...",
+# the habit of io_uring's and the block layer's lists: ~1% of io-uring's patches).
+# Only the body tells them apart (_BACKPORT_BODY).
+_RELEASE_TAG = re.compile(r"^\d{1,2}\.\d{1,3}$")
+# What opens every patch of a stable review series ("6.1-stable review patch.  If
+# anyone has any objections, please let me know.").
+_REVIEW_PATCH = re.compile(
+    r"\b\d{1,2}\.\d{1,3}(?:\.\d{1,3})?-stable review patch\b", re.I
+)
+# Where in a body the review line or a backport's note is looked for.
+_BODY_HEAD = 4096
 _FAILED = re.compile(
     r"^\s*FAILED:\s*patch\s+\"(.*)\"\s+failed\s+to\s+apply\b", re.IGNORECASE
 )
@@ -208,12 +221,17 @@ STABLE_HEADERS = ("x-stable", "x-stable-base")
 # The store keeps this rule's answer for every mail (messages.process, written at
 # ingest): a change to what it answers needs a migration that marks stored mail to
 # be classified again (as schema 18's PROCESS_PENDING_KEY does).
-def process_kind(subject: str, *, stable: str | None = None) -> ProcessKind | None:
+def process_kind(
+    subject: str, *, stable: str | None = None, body: str | None = None
+) -> ProcessKind | None:
     """The backport-process step `subject` names, or None for any other mail.
 
     `stable`: the mail's X-stable: header when known ("review"); any value marks
     the mail as the process's (AUTOSEL when its subject says so, else a review
-    series mail) unless its subject is a reply's or names another step."""
+    series mail) unless its subject is a reply's or names another step. `body`:
+    the mail's text before its diff, when known: a patch tagged with a bare
+    release ("[PATCH 6.1 012/100]") is a review series mail only when its body
+    says so or carries a backport's note (_BACKPORT_BODY); without it, never."""
     marked = bool(stable and stable.strip())
     if not marked and not _maybe_process(subject):
         return None
@@ -231,7 +249,26 @@ def process_kind(subject: str, *, stable: str | None = None) -> ProcessKind | No
         return ProcessKind.AUTOSEL
     if marked or any(_STABLE_TAG.match(tag) for tag in tags):
         return ProcessKind.STABLE_REVIEW
+    if body is not None and _names_release(tags) and _backport_body(body):
+        return ProcessKind.STABLE_REVIEW
     return None
+
+
+def _names_release(tags: Sequence[str]) -> bool:
+    return any(_RELEASE_TAG.match(tag) for tag in tags)
+
+
+def names_release(subject: str) -> bool:
+    """Whether `subject` is a patch's tagged with a bare release ("[PATCH 6.1 ...]"),
+    whose process_kind needs its body."""
+    info = parse_subject(subject)
+    return not info.is_reply and _names_release(info.tags)
+
+
+def _backport_body(body: str) -> bool:
+    """Whether a body opens as a stable review patch's or carries a backport's note."""
+    head = body[:_BODY_HEAD]
+    return _REVIEW_PATCH.search(head) is not None or parse_backport(head) is not None
 
 
 # What the subject key of every FAILED and of every queued notice starts with, in

@@ -45,6 +45,16 @@ class MatchRequest(NamedTuple):
     linked_ids: tuple[str, ...] = ()  # Message-IDs its Link:/Message-Id: trailers name
 
 
+def is_process(message: StoredMessage) -> bool:
+    """Whether `message` is a mail of the backport process: as ingest classified it
+    (with its body, messages.process) or, for mail a store has not classified yet
+    (schema 18's fill pending), as its subject and X-stable: header say."""
+    return (
+        message.process is not None
+        or process_kind(message.subject, stable=message.stable) is not None
+    )
+
+
 @dataclass(slots=True)
 class Pool:
     """Candidates found so far, by Message-ID, with the stages that proposed each."""
@@ -59,7 +69,7 @@ class Pool:
         FAILED or queued notice) never: it carries a patch already applied, and is
         that backport's posting (e2g.api.trees), not the patch's review."""
         for message in found:
-            if process_kind(message.subject, stable=message.stable) is not None:
+            if is_process(message):
                 continue
             self.messages.setdefault(message.message_id, message)
             self.sources.setdefault(message.message_id, set()).add(source)

@@ -16,9 +16,8 @@ from typing import NamedTuple
 
 from e2g.index.store import Store, StoredLink
 from e2g.mail import threads as thread_rules
-from e2g.mail.backport import process_kind
 from e2g.mail.threads import replies_below
-from e2g.matcher.candidates import Memo, MessageCache, window
+from e2g.matcher.candidates import Memo, MessageCache, is_process, window
 from e2g.matcher.rootless import ROOTLESS
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address
@@ -61,11 +60,7 @@ def family(
     found += same_patch if best.patch_id else []
     # A stable review or AUTOSEL mail repeats the patch (same subject, same patch-id,
     # often the same From:): a posting of the backport, not a version of this patch.
-    return [
-        message
-        for message in found
-        if process_kind(message.subject, stable=message.stable) is None
-    ]
+    return [message for message in found if not is_process(message)]
 
 
 def series_sibling(best: StoredMessage, other: StoredMessage) -> bool:

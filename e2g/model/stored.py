@@ -49,6 +49,9 @@ class StoredMessage(NamedTuple):
     # The X-stable: and X-stable-base: headers (e2g.mail.backport), when it had them.
     stable: str | None = None
     stable_base: str | None = None
+    # Its step of the backport process as ingest found it (messages.process, with
+    # its body: e2g.mail.backport.process_kind); None: none, or not classified yet.
+    process: str | None = None
 
     @property
     def date_corrected(self) -> bool:

@@ -14,6 +14,7 @@ from e2g.mail.backport import (
     BackportNote,
     ProcessKind,
     _maybe_process,
+    names_release,
     parse_backport,
     process_kind,
     process_title,
@@ -108,8 +109,8 @@ def test_a_note_is_found_wherever_it_stands(before: str, after: str) -> None:
     [
         ("[PATCH AUTOSEL 6.1 12/40] mm: fix", ProcessKind.AUTOSEL),
         ("[PATCH AUTOSEL 5.15 01/20] mm: fix", ProcessKind.AUTOSEL),
-        ("[PATCH 6.1 012/100] mm: fix", ProcessKind.STABLE_REVIEW),
         ("[PATCH 5.15.y] mm: fix", ProcessKind.STABLE_REVIEW),
+        ("[PATCH 6.1.42] mm: fix", ProcessKind.STABLE_REVIEW),
         ("[PATCH 4.19-stable] mm: fix", ProcessKind.STABLE_REVIEW),
         ("[PATCH stable] mm: fix", ProcessKind.STABLE_REVIEW),
         (
@@ -147,6 +148,55 @@ def test_process_kinds(subject: str, kind: ProcessKind) -> None:
 )
 def test_not_process(subject: str) -> None:
     assert process_kind(subject) is None
+
+
+REVIEW_LINE = (
+    "6.1-stable review patch.  If anyone has any objections, please let me know.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"{REVIEW_LINE}\n------------------\n\nFrom: A <a@x>\n\n[ Upstream commit "
+        f"{'a' * 40} ]\n",
+        REVIEW_LINE,
+        f"commit {'b' * 40} upstream.\n\nThe fix, taken back to 6.1.\n",
+        f"Fixes a leak.\n\n(cherry picked from commit {'c' * 12})\n",
+    ],
+)
+def test_a_bare_release_is_stable_review_when_the_body_says_so(body: str) -> None:
+    assert (
+        process_kind("[PATCH 6.1 012/100] mm: fix", body=body)
+        is ProcessKind.STABLE_REVIEW
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        None,  # unknown: the subject alone says nothing
+        "",
+        "Fix the leak that 5.13's rework brought in.\n\nSigned-off-by: A <a@x>\n",
+        "This series is for 5.13, on top of for-5.13/io_uring.\n",
+    ],
+)
+def test_a_patch_for_a_release_is_nobodys_process_mail(body: str | None) -> None:
+    # io_uring's and the block layer's lists tag a patch with the release it is
+    # for: the applied patch itself, never a stable review.
+    for subject in (
+        "[PATCH 5.13 3/9] io_uring: fix a leak",
+        "[PATCH v2 5.12 00/13] a second pack of 5.12 cleanups",
+        "[PATCH RFC 5.13 0/2] adaptive sqpoll",
+    ):
+        assert process_kind(subject, body=body) is None
+        assert names_release(subject)
+
+
+def test_names_release() -> None:
+    assert not names_release("[PATCH] mm: fix")
+    assert not names_release("[PATCH 5.15.y] mm: fix")  # a stable tree by itself
+    assert not names_release("Re: [PATCH 6.1 012/100] mm: fix")  # a reply
 
 
 def test_process_title() -> None:

@@ -41,6 +41,9 @@ MAILS: dict[str, tuple[str, tuple[str, ...], str | None, str | None]] = {
         None,
     ),
     "review@x": (f"[PATCH 6.1 012/100] {TITLE}", (), None, "stable-review"),
+    # A patch for the 5.13 release (io_uring's habit), not a stable tree's: its body
+    # says nothing of stable, so it is nobody's process mail.
+    "release@x": (f"[PATCH 5.13 1/2] {TITLE}", (), None, None),
     "header@x": (
         f"[PATCH] {TITLE}",
         ("X-stable: review", "X-stable-base: Linux 5.15.120"),
@@ -67,6 +70,11 @@ MAILS: dict[str, tuple[str, tuple[str, ...], str | None, str | None]] = {
     ),
 }
 
+BODIES = {
+    "review@x": "6.1-stable review patch.  If anyone has any objections, please "
+    "let me know.\n",
+}
+
 
 def _archive(path: Path) -> Path:
     path.write_bytes(
@@ -77,7 +85,9 @@ def _archive(path: Path) -> Path:
                 message_id=message_id,
                 in_reply_to=parent,
                 extra=extra,
-                body=patch_body(number) if message_id == "patch@x" else "Hello.\n",
+                body=BODIES.get(message_id, "Hello.\n")
+                if message_id != "patch@x"
+                else patch_body(number),
             )
             for number, (message_id, (subject, extra, parent, _)) in enumerate(
                 MAILS.items()
@@ -339,4 +349,42 @@ def test_a_tree_matched_while_pending_links_the_same_process_mails(
     # D's FAILED notice is for 1.0-stable; D is backported to linux-1.1.y.
     assert {mid for _, mid, _ in links[0]} == {
         f"process-{name}@example.org" for name in "ABC"
+    }
+
+
+def test_a_patch_tagged_with_its_release_is_still_the_commits_posting(
+    tmp_path: Path,
+) -> None:
+    # "[PATCH 5.13 1/3]": the release the patch is for (io_uring's habit), with no
+    # word of stable in its body: stored as no process mail, and matched.
+    from e2g.api.link import link
+    from tests.conftest import SAMPLE, sample_repo
+
+    data = (SAMPLE / "frob-devel.mbox").read_bytes()  # not all of it is UTF-8
+    tagged = "Subject: [PATCH 5.13 1/3] mm: fix leak in frob_alloc()\n"
+    archive = tmp_path / "tagged.mbox"
+    archive.write_bytes(
+        data.replace(
+            b"Subject: [PATCH 1/3] mm: fix leak in frob_alloc()\n", tagged.encode()
+        )
+    )
+    assert tagged.encode() in archive.read_bytes()
+    settings = _settings(tmp_path / "data")
+    ingest(settings, [str(archive)], workers=1)
+    repo = sample_repo(tmp_path / "repo")
+    processes = store_sql(
+        settings.store_path,
+        "SELECT process FROM messages WHERE subject = ?",
+        (tagged.removeprefix("Subject: ").strip(),),
+    )
+    assert processes == [(None,)]
+    sha = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H", "--grep=fix leak in frob_alloc"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()[0]
+    result = link(settings, sha, repo=repo)
+    assert tagged.removeprefix("Subject: ").strip() in {
+        posting.subject for posting in result.postings
     }

@@ -19,7 +19,7 @@ MESSAGE_COLUMNS = (
     "seq, message_id, synthetic, subject, subject_key, version, part, total, rfc, "
     "resend, author_name, author_email, patch_author_name, patch_author_email, date, "
     "date_raw, date_source, received_at, parent_id, thread_root, kind, pull_url, "
-    "pull_ref, patch_id, added, removed, series_id, list_id, stable, stable_base"
+    "pull_ref, patch_id, added, removed, series_id, list_id, stable, stable_base, process"
 )
 
 
@@ -199,6 +199,7 @@ def _message(
         list_id,
         stable,
         stable_base,
+        process,
     ) = row
     return StoredMessage(
         seq=int(seq),
@@ -235,6 +236,7 @@ def _message(
         file_weights=tuple(weight for _, _, _, weight in files),
         stable=stable,
         stable_base=stable_base,
+        process=process,
     )
 
 

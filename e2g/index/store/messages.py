@@ -16,6 +16,7 @@ from e2g.index.store.base import (
     stored_diff,
     stored_diff_bytes,
 )
+from e2g.mail.backport import names_release
 from e2g.model import Trailer
 from e2g.model.stored import StoredMessage
 
@@ -205,6 +206,12 @@ class MessageReads(StoreBase):
             return None
         stored = data[start : start + size]
         return stored, diff_at, None if body_at is None else (body_at, body_size)
+
+    def process_body(self, seq: int, subject: str) -> str | None:
+        """What mail.backport.process_kind needs of message `seq`'s body: the body
+        where `subject` tags a bare release (one mail in a hundred), else None,
+        unread."""
+        return self.body(seq) if names_release(subject) else None
 
     def body(self, seq: int) -> str:
         """The message's commentary (the text before its diff), "" when it has none."""

@@ -26,6 +26,7 @@ class SubjectRow(NamedTuple):
     subject: str
     stable: str | None
     stable_base: str | None
+    seq: int = 0  # its store seq, to read its body (Store.body)
 
 
 class ProcessRow(NamedTuple):

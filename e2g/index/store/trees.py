@@ -289,7 +289,7 @@ def _above(prefix: str) -> str:
 
 
 # The columns of a SubjectRow, in its order (_subject_row reads them back).
-_SUBJECT_COLUMNS = "subject_key, message_id, subject, stable, stable_base"
+_SUBJECT_COLUMNS = "subject_key, message_id, subject, stable, stable_base, seq"
 
 
 # The columns of a ProcessRow, in its order (_process_row reads them back).
@@ -308,11 +308,12 @@ def _process_row(row: Sequence[object]) -> ProcessRow:
 
 
 def _subject_row(row: Sequence[object]) -> SubjectRow:
-    key, message_id, subject, stable, stable_base = row
+    key, message_id, subject, stable, stable_base, seq = row
     return SubjectRow(
         str(key),
         str(message_id),
         str(subject),
         None if stable is None else str(stable),
         None if stable_base is None else str(stable_base),
+        int(str(seq)),
     )
