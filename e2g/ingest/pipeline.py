@@ -26,8 +26,9 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple, TypeVar
 
 from e2g import faults, processes
 from e2g.archives.detect import Source, detect_sources, read_source
@@ -48,6 +49,7 @@ from e2g.model import DateSource, Kind
 from e2g.model.mail import Malformed, Message, Origin, RawMessage
 
 log = logging.getLogger(__name__)
+_Row = TypeVar("_Row")
 
 CHUNK = 500  # messages per parse task and per store transaction
 
@@ -496,23 +498,21 @@ def fill_quoted_patches(
     """Give the replies stored before schema 16 the patch-id of a patch they quote
     whole (e2g.mail.quoted), read again from their raw mail; return how many were
     read. Each batch commits with the last seq read: an interrupted run resumes."""
-    mark = writer.meta(QUOTED_PENDING_KEY)
-    if mark is None:
-        return 0
-    done_to, read = int(mark), 0
-    with Store(writer.path) as store:
-        while seqs := store.replies_after(done_to, limit=batch):
-            found = [
-                (seq, patch_id)
-                for seq in seqs
-                if (patch_id := _quoted_patch_id(store.raw(seq), now)) is not None
-            ]
-            done_to = seqs[-1]
-            faults.point("ingest.quoted")
-            writer.set_quoted_patch_ids(found, key=QUOTED_PENDING_KEY, done_to=done_to)
-            read += len(seqs)
-    writer.clear_meta(QUOTED_PENDING_KEY)
-    log.info("read %d replies stored before for a quoted patch", read)
+    read = _fill_pending(
+        writer,
+        QUOTED_PENDING_KEY,
+        after=lambda store, seq: store.replies_after(seq, limit=batch),
+        seq_of=lambda seq: seq,
+        found=lambda store, seqs: [
+            (seq, patch_id)
+            for seq in seqs
+            if (patch_id := _quoted_patch_id(store.raw(seq), now)) is not None
+        ],
+        write=partial(writer.set_quoted_patch_ids, key=QUOTED_PENDING_KEY),
+        fault="ingest.quoted",
+    )
+    if read:
+        log.info("read %d replies stored before for a quoted patch", read)
     return read
 
 
@@ -520,28 +520,56 @@ def fill_process_kinds(writer: StoreWriter, *, batch: int = 20_000) -> int:
     """Write the backport-process step (messages.process, store_writer.stored_process)
     of the messages stored before schema 18; return how many were read. Each batch
     commits with the last seq read: an interrupted run resumes after it."""
-    mark = writer.meta(PROCESS_PENDING_KEY)
+    read = _fill_pending(
+        writer,
+        PROCESS_PENDING_KEY,
+        after=lambda store, seq: store.subjects_after(seq, limit=batch),
+        seq_of=lambda row: row[0],
+        found=lambda store, rows: [
+            (seq, kind)
+            for seq, subject, stable in rows
+            if (
+                kind := stored_process(
+                    subject, stable, store.process_body(seq, subject)
+                )
+            )
+            is not None
+        ],
+        write=partial(writer.set_process_kinds, key=PROCESS_PENDING_KEY),
+        fault="ingest.process",
+    )
+    if read:
+        log.info("classified %d messages stored before for the backport process", read)
+    return read
+
+
+def _fill_pending(  # noqa: PLR0913 - keyword-only
+    writer: StoreWriter,
+    key: str,
+    *,
+    after: Callable[[Store, int], Sequence[_Row]],
+    seq_of: Callable[[_Row], int],
+    found: Callable[[Store, Sequence[_Row]], list[tuple[int, str]]],
+    write: Callable[..., None],
+    fault: str,
+) -> int:
+    """The fill a migration left pending under meta `key` (its value: the last seq
+    done): each batch of rows `after` gives past it, what `found` makes of them,
+    written by `write` with the batch's last seq in one transaction, so an
+    interrupted run resumes after it; the key cleared once no row is left. How
+    many rows were read."""
+    mark = writer.meta(key)
     if mark is None:
         return 0
     done_to, read = int(mark), 0
     with Store(writer.path) as store:
-        while rows := store.subjects_after(done_to, limit=batch):
-            found = [
-                (seq, kind)
-                for seq, subject, stable in rows
-                if (
-                    kind := stored_process(
-                        subject, stable, store.process_body(seq, subject)
-                    )
-                )
-                is not None
-            ]
-            done_to = rows[-1][0]
-            faults.point("ingest.process")
-            writer.set_process_kinds(found, key=PROCESS_PENDING_KEY, done_to=done_to)
+        while rows := after(store, done_to):
+            values = found(store, rows)
+            done_to = seq_of(rows[-1])
+            faults.point(fault)
+            write(values, done_to=done_to)
             read += len(rows)
-    writer.clear_meta(PROCESS_PENDING_KEY)
-    log.info("classified %d messages stored before for the backport process", read)
+    writer.clear_meta(key)
     return read
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import TypeVar
 
 from e2g.index.db import read_meta
 from e2g.index.schema import PROCESS_PENDING_KEY
@@ -15,6 +16,8 @@ from e2g.index.store.rows import (
     TreePlace,
 )
 from e2g.model.stored import StoredMessage
+
+_Row = TypeVar("_Row")
 
 
 class TreeReads(StoreBase):
@@ -197,14 +200,27 @@ class TreeReads(StoreBase):
         """(subject_key, message_id, subject, X-stable:, X-stable-base:) of every
         message whose subject key is one of `keys`, light (no files or lists): one
         query per 500 keys."""
-        found: list[SubjectRow] = []
+        return self._by_keys(
+            f"SELECT {_SUBJECT_COLUMNS} FROM messages", keys, _subject_row
+        )
+
+    def _by_keys(
+        self,
+        select: str,
+        keys: Sequence[str],
+        row: Callable[[Sequence[object]], _Row],
+        where: str = "",
+    ) -> list[_Row]:
+        """`select` (`where`, then) of the messages whose subject key is one of
+        `keys`, each as `row` makes it, by date: one query per 500 keys."""
+        found: list[_Row] = []
         for start in range(0, len(keys), 500):
             marks, chunk = in_list(keys[start : start + 500])
             found += map(
-                _subject_row,
+                row,
                 self._connection.execute(
-                    f"SELECT {_SUBJECT_COLUMNS} FROM messages "
-                    f"WHERE subject_key IN ({marks}) ORDER BY date, seq",
+                    f"{select} WHERE {where}subject_key IN ({marks}) "
+                    "ORDER BY date, seq",
                     chunk,
                 ),
             )
@@ -245,20 +261,13 @@ class TreeReads(StoreBase):
         (messages.process), in the same order: one query per 500 keys, over the
         partial index of process mails only, where subjects_by_key() read every
         mail of the title (the patch and its replies) to keep next to none."""
-        found: list[ProcessRow] = []
         # 2,000 backports' titles (benchmarks/backports.py): 2.7 ms, not 9.3 ms.
-        for start in range(0, len(keys), 500):
-            marks, chunk = in_list(keys[start : start + 500])
-            found += map(
-                _process_row,
-                self._connection.execute(
-                    f"SELECT {_PROCESS_COLUMNS} FROM messages INDEXED BY "
-                    "messages_process WHERE process IS NOT NULL "
-                    f"AND subject_key IN ({marks}) ORDER BY date, seq",
-                    chunk,
-                ),
-            )
-        return found
+        return self._by_keys(
+            f"SELECT {_PROCESS_COLUMNS} FROM messages INDEXED BY messages_process",
+            keys,
+            _process_row,
+            where="process IS NOT NULL AND ",
+        )
 
     def process_by_key_prefix(
         self, prefix: str, *, limit: int = 100
