@@ -24,7 +24,7 @@ from e2g.config import Settings
 from e2g.errors import E2gError, NotMatched
 from e2g.git.repo import Repo
 from e2g.index.link_writer import LinkRows, LinkWriter, TreeWriter
-from e2g.index.schema import WEIGHTS_PENDING_KEY
+from e2g.index.schema import PROCESS_PENDING_KEY, WEIGHTS_PENDING_KEY
 from e2g.index.store import BackportEdge, Store, branch_label
 from e2g.mail.backport import PROCESS_METHODS
 from e2g.mail.patch import diff_lines
@@ -162,6 +162,9 @@ class MatchSummary:
     # The store holds patches stored before their line weights (schema 3): the
     # matcher reads more of their diffs until `e2g ingest` weighs them.
     unweighed: bool = False
+    # Mail stored before schema 18 is not sorted from the backport process's yet
+    # (its fill is pending): the matcher knows such mail by its subject alone.
+    unclassified: bool = False
     done: list[str] = field(default_factory=list)  # the skipped commits, in range order
     repo: str = ""  # the repository's key in the store
     backports: int = 0  # answered from their upstream commit, no mail search
@@ -246,6 +249,7 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         max_seq = reader.max_seq()
         span = reader.date_range()
         summary.unweighed = reader.meta(WEIGHTS_PENDING_KEY) == "1"
+        summary.unclassified = reader.meta(PROCESS_PENDING_KEY) is not None
     if max_seq == 0:
         raise no_mail(settings)
     if jobs <= 0:
@@ -601,6 +605,7 @@ def _summed(
             setattr(total, name, getattr(total, name) + getattr(part, name))
         total.by_method.update(part.by_method)
         total.unweighed = total.unweighed or part.unweighed
+        total.unclassified = total.unclassified or part.unclassified
     total.elapsed = time.monotonic() - started
     return total
 

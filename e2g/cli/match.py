@@ -74,6 +74,23 @@ def _match_trees(  # noqa: PLR0913 - keyword-only
         ):
             if not options(ctx).quiet:
                 output.err(match_summary(summary))
+                _notes(summary)
+
+
+def _notes(summary: MatchSummary) -> None:
+    """What a run's store says of its answers, one line each (on stderr)."""
+    if summary.unweighed:
+        output.err(
+            "e2g: note: this store was written by an older e2g: `e2g ingest` of "
+            "its archive (once; nothing is stored twice) makes matching faster"
+        )
+    if summary.unclassified:
+        output.err(
+            "e2g: note: the mail this store held before is not yet sorted from the "
+            "stable process's: `e2g ingest` of its archive (once) does it; until "
+            "then a stable review patch without an X-stable: header may be taken "
+            "for a patch's posting"
+        )
 
 
 def match(  # noqa: PLR0913 - one parameter per command-line option
@@ -161,11 +178,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
                 "e2g: warning: every commit is dated outside the archive's dates: "
                 "ingest the list's archive of the same years (see `e2g search d:YEAR`)"
             )
-        if summary.unweighed:
-            output.err(
-                "e2g: note: this store was written by an older e2g: `e2g ingest` of "
-                "its archive (once; nothing is stored twice) makes matching faster"
-            )
+        _notes(summary)
 
 
 def register(app: typer.Typer) -> None:

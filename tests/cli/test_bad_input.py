@@ -394,6 +394,28 @@ def test_match_on_an_unweighed_store_says_how_to_speed_it_up(data, awkward):
     assert (quiet.returncode, quiet.stderr) == (0, "")
 
 
+def test_match_on_a_store_not_sorted_for_the_stable_process_says_so(data, awkward):
+    # Schema 18 left the fill of messages.process to the next ingest: until it runs,
+    # a review patch is known by its subject alone, and the run says so.
+    connection = sqlite3.connect(data / "store.sqlite3")
+    connection.execute(
+        "INSERT INTO meta(key, value) VALUES ('process_kinds_pending', '0')"
+    )
+    connection.commit()
+    connection.close()
+    note = "e2g: note: the mail this store held before is not yet sorted"
+    result = e2g(data, "match", "-C", awkward["path"])
+    assert result.returncode == 0, result.stderr
+    assert note in result.stderr
+    quiet = e2g(data, "-q", "match", "-C", awkward["path"])
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    connection = sqlite3.connect(data / "store.sqlite3")
+    connection.execute("DELETE FROM meta WHERE key = 'process_kinds_pending'")
+    connection.commit()
+    connection.close()
+    assert note not in e2g(data, "match", "-C", awkward["path"]).stderr
+
+
 def test_quiet_ingest_keeps_damage_out_of_stderr_but_in_its_json(
     tmp_path: Path,
 ) -> None:
