@@ -62,6 +62,16 @@ def reading(settings: Settings, store: Store | None) -> AbstractContextManager[S
     return nullcontext(store) if store is not None else open_store(settings)
 
 
+def writing(
+    settings: Settings, writer: TreeWriter | None
+) -> AbstractContextManager[TreeWriter]:
+    """`writer` when the caller holds one open (match_tree: one for a tree's
+    branches), else one opened for the block."""
+    return (
+        nullcontext(writer) if writer is not None else TreeWriter(settings.store_path)
+    )
+
+
 # Commit messages read per git call while looking for notes.
 HEADS = 5000
 # A backport's own mails: at most this many of the same title are looked at.
@@ -481,7 +491,7 @@ def backport_rows(
     for sha, edge in found.backports.items():
         status, files = upstream.get((edge.upstream_repo, edge.upstream_sha), ("", ""))
         matched = status == "matched"
-        mails = own.get(titles[sha])
+        mails = own.get(titles[sha], ())
         head = found.heads[sha]
         rows.append(
             LinkRows(
@@ -495,9 +505,7 @@ def backport_rows(
                 links=tuple(
                     (mid, kind, 1.0, 0, json.dumps([["backport", detail]]))
                     for mid, kind, detail in mails
-                )
-                if mails
-                else (),
+                ),
             )
         )
     rows += [
@@ -595,7 +603,7 @@ def store_split(
         return []
     with reading(settings, store) as reader:
         rows = backport_rows(reader, found, scope=scope, max_seq=max_seq)
-    with nullcontext(writer) if writer else TreeWriter(settings.store_path) as own:
+    with writing(settings, writer) as own:
         # In sha order, as the tables' keys are: 2,000 backports are written in
         # 17 ms, not 26 ms (benchmarks/backports.py).
         own.add_backports(
@@ -693,7 +701,7 @@ def update_releases(
     before = [tag for tag in tags if done.get(tag.name) == tag.target]
     found = git_trees.first_tags(repository, new, before=before)
     count = 0
-    with nullcontext(writer) if writer else TreeWriter(settings.store_path) as own:
+    with writing(settings, writer) as own:
         # A kernel's first walk is a million commits: written as they come, a
         # transaction per batch (the write lock is not held through the walk). The
         # tags are written last: a run cut short does them all again, and the

@@ -168,23 +168,33 @@ class StoreWriter:
     ) -> None:
         """Each reply's quoted patch-id, and `key` set to the last seq read, in one
         transaction: an interrupted backfill resumes after it."""
-        with transaction(self.connection, self.path):
-            self.connection.executemany(
-                "UPDATE messages SET patch_id = ? WHERE seq = ? AND kind = 'reply'",
-                [(patch_id, seq) for seq, patch_id in found],
-            )
-            self.set_meta(key, str(done_to))
+        self._update_to_mark(
+            "UPDATE messages SET patch_id = ? WHERE seq = ? AND kind = 'reply'",
+            found,
+            key=key,
+            done_to=done_to,
+        )
 
     def set_process_kinds(
         self, found: Sequence[tuple[int, str]], *, key: str, done_to: int
     ) -> None:
         """Each message's `process` (stored_process), and `key` set to the last seq
         classified, in one transaction: an interrupted backfill resumes after it."""
+        self._update_to_mark(
+            "UPDATE messages SET process = ? WHERE seq = ?",
+            found,
+            key=key,
+            done_to=done_to,
+        )
+
+    def _update_to_mark(
+        self, update: str, found: Sequence[tuple[int, str]], *, key: str, done_to: int
+    ) -> None:
+        """`update` (value, seq) of each of `found`'s (seq, value), and `key` set to
+        `done_to`, in one transaction: a backfill a migration left pending resumes
+        after the mark, never with a batch half written."""
         with transaction(self.connection, self.path):
-            self.connection.executemany(
-                "UPDATE messages SET process = ? WHERE seq = ?",
-                [(kind, seq) for seq, kind in found],
-            )
+            self.connection.executemany(update, [(value, seq) for seq, value in found])
             self.set_meta(key, str(done_to))
 
     def clear_meta(self, key: str) -> None:
