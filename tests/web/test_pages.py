@@ -468,3 +468,17 @@ def test_the_message_api_names_the_commits(client, web_data: WebData):
     assert data["commits"][0]["posting"] == "patch-v2@example.org"
     other = client.get("/api/v1/messages/evil-big@example.org").json()
     assert (other["applied"], other["commits"]) == (None, [])
+
+
+def test_a_merge_whose_commits_have_no_posting(web_data: WebData):
+    """Most merges of a project that takes pull requests elsewhere: no pull request
+    mail, and commits none of which was posted (liburing: 417 of 420 merges)."""
+    unposted = fake_result(url="", matched=False)._replace(rejected=())
+    merge = unposted._replace(
+        commit=unposted.commit._replace(sha="b" * 40, subject="Merge branch 'x'"),
+        merge=True,
+        merged=(unposted,),
+    )
+    text = page(fake_client(web_data, merge), "/commit/" + "b" * 40)
+    assert "Brought in by this merge: 1 commit" in text
+    assert '<span class="muted">no posting found</span>' in text
