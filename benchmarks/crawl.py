@@ -1,0 +1,351 @@
+"""Every page answers: serve a real archive and repository and request every kind of page.
+
+    python benchmarks/crawl.py --set sparse
+    python benchmarks/crawl.py --set liburing --archive IO_URING_EPOCH.git --repo LIBURING
+    python benchmarks/crawl.py --repo REPO --data-dir DIR [--archive PATH ...]
+
+`--set sparse` builds its world from `../shared/corpus/sparse` (the bundle cloned, the
+mbox ingested, HEAD matched) in a temporary directory; `--set liburing` needs the
+io-uring public-inbox epoch and a liburing clone (fetched as the corpus README says).
+With `--data-dir`, a store already there is used as it is, else the archives are
+ingested and HEAD matched first.
+
+Then `e2g serve` runs in its own process on a free loopback port and is asked for:
+every merge commit and `--commits` other commits (page and API twin each), `--threads`
+threads (page and API twin), the way back of `--mails` mails (`/api/v1/messages/ID`,
+which names the commit that applied a patch), the raw download of a few, the line and
+token blame of `--files` files (pages and API twins, a second page where the file has
+one), `/`, `/audit`, `/stats` by every grouping with their charts and API twins,
+search pages and `/api/v1/search` with every query prefix of the query language and
+paging, the API docs, and every page that later work adds, where the server has it
+(`/patches`, `/series/ID`, `/patches.atom`, `/events.atom`, `/metrics`, `/tree/HEAD/`;
+one answering 404 on its first request is counted as absent, not as a failure).
+
+Prints the count per status and per page kind, the slowest requests, and exits 1 on
+any 5xx, any request that fails to answer, or one slower than `--slow` seconds (30).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+SPARSE = CORPUS / "sparse"
+# Pages later work adds: absent (404 on the first) is no failure, 5xx is.
+OPTIONAL = ("/patches", "/patches.atom", "/events.atom", "/metrics", "/tree/HEAD/")
+# One query per prefix and operator of the query language (e2g help query).
+QUERIES = (
+    "fix",
+    '"io_uring: fix"',
+    "s:fix",
+    "subject:cleanup",
+    "f:jens",
+    "from:axboe",
+    "file:src/",
+    "file:src/queue.c",
+    "file:sr*",
+    "list:io-uring",
+    "d:2021-01-01..2021-06-30",
+    "d:2022-01-01..",
+    "is:patch",
+    "is:cover",
+    "is:pull",
+    "is:reply",
+    "has:diff",
+    "v:2",
+    "fix -is:reply",
+    "fix OR cleanup",
+    "fix AND test",
+    "NOT fix",
+    "(fix OR add) is:patch",
+    "\u00e9t\u00e9 \u2603",
+    ")(",
+)
+
+
+class Answer(NamedTuple):
+    kind: str
+    url: str
+    status: int | str  # an HTTP status, or what went wrong
+    seconds: float
+
+
+def git(repo: Path, *args: str) -> list[str]:
+    found = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    )
+    return found.stdout.split()
+
+
+def e2g(data_dir: Path, *args: str) -> None:
+    env = {**os.environ, "E2G_DATA_DIR": str(data_dir)}
+    subprocess.run([sys.executable, "-m", "e2g", "-q", *args], check=True, env=env)
+
+
+def prepare(
+    data_dir: Path, repo: Path, archives: list[str], *, jobs: int
+) -> tuple[float, float]:
+    """Ingest and match when the data dir holds no store yet: (ingest s, match s)."""
+    if (data_dir / "store.sqlite3").exists() or not archives:
+        return 0.0, 0.0
+    start = time.perf_counter()
+    e2g(data_dir, "ingest", "-j", str(jobs), *archives)
+    middle = time.perf_counter()
+    e2g(data_dir, "match", "HEAD", "-C", str(repo), "-j", str(jobs))
+    return middle - start, time.perf_counter() - middle
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def serve(data_dir: Path, repo: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {**os.environ, "E2G_DATA_DIR": str(data_dir)}
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "e2g", "serve", "--host", "127.0.0.1"]
+            + ["--port", str(port), "-C", str(repo)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"crawl: e2g serve exited {server.returncode}: see {log}")
+        try:
+            with urllib.request.urlopen(base + "/static/style.css", timeout=5):
+                return server, base
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("crawl: e2g serve did not answer within 60 s")
+
+
+def quoted(text: str) -> str:
+    return urllib.parse.quote(text, safe="@")
+
+
+def stored_messages(data_dir: Path) -> list[tuple[str, str]]:
+    """(Message-ID, kind) of every stored message, read through the store's queries."""
+    from e2g import config
+    from e2g.api.core import open_store
+
+    store = open_store(config.resolve(data_dir=data_dir))
+    try:
+        return [(found.message_id, found.kind) for found in store.iter_messages()]
+    finally:
+        store.close()
+
+
+def plan(
+    repo: Path, data_dir: Path, rnd: random.Random, args: argparse.Namespace
+) -> list[tuple[str, str]]:
+    """Every (kind, URL) to request, in a fixed order for one seed."""
+    urls: list[tuple[str, str]] = [
+        ("front", "/"),
+        ("api-docs", "/api/v1/"),
+        ("audit", "/audit"),
+        ("audit", "/audit?strict=true"),
+        ("api-audit", "/api/v1/audit"),
+    ]
+    for by in ("dir", "list", "year", "method", "tree"):
+        urls += [
+            ("stats", f"/stats?by={by}"),
+            ("stats-svg", f"/stats.svg?by={by}"),
+            ("api-stats", f"/api/v1/stats?by={by}"),
+        ]
+    urls.append(("stats", "/stats?by=dir&depth=3"))
+    merges = git(repo, "rev-list", "--merges", "HEAD")
+    others = git(repo, "rev-list", "--no-merges", "HEAD")
+    for sha in merges:
+        urls += [("merge", f"/commit/{sha}"), ("api-merge", f"/api/v1/commits/{sha}")]
+    for sha in rnd.sample(others, min(args.commits, len(others))):
+        urls += [("commit", f"/commit/{sha}"), ("api-commit", f"/api/v1/commits/{sha}")]
+    urls.append(("commit", "/commit/HEAD?order=series"))
+    messages = stored_messages(data_dir)
+    # Patches and covers first among the threads: their pages carry the way back.
+    posted = [mid for mid, kind in messages if kind in ("patch", "cover")]
+    rest = [mid for mid, kind in messages if kind not in ("patch", "cover")]
+    chosen = rnd.sample(posted, min(args.threads // 2, len(posted)))
+    chosen += rnd.sample(rest, min(args.threads - len(chosen), len(rest)))
+    for mid in chosen:
+        urls += [
+            ("thread", f"/thread/{quoted(mid)}"),
+            ("api-thread", f"/api/v1/threads/{quoted(mid)}"),
+        ]
+    for mid in rnd.sample(posted, min(args.mails, len(posted))):
+        urls.append(("way-back", f"/api/v1/messages/{quoted(mid)}"))
+    for mid in chosen[:10]:
+        urls.append(("raw", f"/raw/{quoted(mid)}"))
+    files = [
+        path
+        for path in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+        if path.endswith((".c", ".h", ".py", ".sh", ".md", "Makefile"))
+    ]
+    for path in rnd.sample(files, min(args.files, len(files))):
+        for kind in ("blame", "tokens"):
+            urls += [
+                (kind, f"/{kind}/HEAD/{quoted(path)}"),
+                (f"api-{kind}", f"/api/v1/{kind}/HEAD/{quoted(path)}"),
+                (kind, f"/{kind}/HEAD/{quoted(path)}?page=2"),
+            ]
+        urls += [
+            ("tokens", f"/tokens/HEAD/{quoted(path)}?by={by}")
+            for by in ("author", "age")
+        ]
+    for query in QUERIES:
+        text = urllib.parse.quote(query)
+        urls += [
+            ("search", f"/search?q={text}"),
+            ("search", f"/search?q={text}&page=2&sort=relevance"),
+            ("api-search", f"/api/v1/search?q={text}&limit=20&offset=20"),
+        ]
+    urls.append(("search", "/search?q=fix&page=500"))
+    urls += [("optional", path) for path in OPTIONAL]
+    if posted:
+        urls.append(("optional", f"/series/{quoted(posted[0])}"))
+    return urls
+
+
+def fetch(base: str, kind: str, url: str, timeout: float) -> Answer:
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(base + url, timeout=timeout) as response:
+            response.read()
+            status: int | str = response.status
+    except urllib.error.HTTPError as error:
+        status = error.code
+    except Exception as error:  # noqa: BLE001 - every failure is a finding
+        status = type(error).__name__
+    return Answer(kind, url, status, time.perf_counter() - start)
+
+
+def is_bad(answer: Answer, slow: float) -> bool:
+    if answer.kind == "optional" and answer.status == 404:
+        return False
+    return (
+        not isinstance(answer.status, int)
+        or answer.status >= 500
+        or answer.seconds > slow
+    )
+
+
+def report(name: str, answers: list[Answer], merges: int, slow: float) -> bool:
+    by_status = Counter(str(answer.status) for answer in answers)
+    by_kind: dict[str, Counter[str]] = defaultdict(Counter)
+    for answer in answers:
+        by_kind[answer.kind][str(answer.status)] += 1
+    bad = [answer for answer in answers if is_bad(answer, slow)]
+    for kind in sorted(by_kind):
+        counts = ", ".join(
+            f"{status}: {n}" for status, n in sorted(by_kind[kind].items())
+        )
+        print(f"  {kind:<11} {counts}")
+    for answer in sorted(answers, key=lambda a: -a.seconds)[:5]:
+        print(f"  slowest {answer.seconds:6.2f} s  {answer.status}  {answer.url[:90]}")
+    for answer in bad[:20]:
+        print(f"  FAILED {answer.status} {answer.seconds:.1f} s {answer.url[:100]}")
+    statuses = ", ".join(f"{status}: {n}" for status, n in sorted(by_status.items()))
+    print(
+        f"crawl {name}: {len(answers)} requests ({merges} merges): {statuses}; "
+        f"{len(bad)} 5xx, errors or over {slow:.0f} s"
+    )
+    return not bad
+
+
+def crawl(name: str, data_dir: Path, repo: Path, args: argparse.Namespace) -> bool:
+    rnd = random.Random(args.seed)
+    urls = plan(repo, data_dir, rnd, args)
+    server, base = serve(data_dir, repo, data_dir.parent / f"serve-{name}.log")
+    start = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(args.clients) as pool:
+            answers = list(pool.map(lambda one: fetch(base, *one, args.slow + 5), urls))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    elapsed = time.perf_counter() - start
+    print(
+        f"crawl {name}: {len(urls)} requests in {elapsed:.1f} s, {args.clients} clients"
+    )
+    merges = sum(1 for answer in answers if answer.kind == "merge")
+    return report(name, answers, merges, args.slow)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--set", choices=("sparse", "liburing"), help="a named real set"
+    )
+    parser.add_argument("--repo", type=Path, help="the git repository to serve")
+    parser.add_argument("--data-dir", type=Path, help="e2g's data dir (built if empty)")
+    parser.add_argument("--archive", action="append", default=[], help="to ingest")
+    parser.add_argument("--commits", type=int, default=300)
+    parser.add_argument("--threads", type=int, default=150)
+    parser.add_argument("--mails", type=int, default=100)
+    parser.add_argument("--files", type=int, default=15)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument(
+        "--slow", type=float, default=30.0, help="seconds a page may take"
+    )
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=20261205)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    with tempfile.TemporaryDirectory(prefix="e2g-crawl-") as scratch:
+        root = Path(scratch)
+        repo, archives = args.repo, list(args.archive)
+        if args.set == "sparse":
+            if not SPARSE.is_dir():
+                print(f"crawl: skipped, {SPARSE} is absent")
+                return 0
+            if repo is None:
+                repo = root / "sparse"
+                subprocess.run(
+                    ["git", "clone", "-q", str(SPARSE / "sparse.bundle"), str(repo)],
+                    check=True,
+                    capture_output=True,
+                )
+            archives = archives or [str(SPARSE / "linux-sparse.mbox.gz")]
+        elif (
+            args.set == "liburing"
+            and args.data_dir is None
+            and (repo is None or not archives)
+        ):
+            print("crawl: --set liburing needs --repo and --archive (or --data-dir)")
+            return 2
+        if repo is None:
+            print("crawl: --repo (or --set sparse) is required")
+            return 2
+        data_dir = args.data_dir or root / "data"
+        took = prepare(data_dir, repo, archives, jobs=args.jobs)
+        if any(took):
+            print(f"crawl: ingest {took[0]:.1f} s, match {took[1]:.1f} s")
+        ok = crawl(args.set or repo.name, data_dir, repo, args)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
