@@ -66,7 +66,7 @@ class MirrorReport:
     cloned: int = 0
     fetched: int = 0
     unchanged: int = 0
-    error: str | None = None  # set by a sync, which goes on with the other inboxes
+    error: str | None = None  # why it failed; an ingest or sync goes on with the others
     # "git/N.git" -> fingerprint of each local epoch after mirroring
     fingerprints: dict[str, str] = field(default_factory=dict)
 

@@ -7,7 +7,9 @@ inboxes (so a mirror ingested before is read from its checkpoints: new commits o
 `sync` brings every registered mirror level (four inboxes at a time: each check is a
 network round trip, not CPU), ingests only the inboxes whose epochs changed since
 they were last ingested, then runs `match` on the HEAD of each repository the store
-holds answers for. One inbox that fails is reported and the others go on.
+holds answers for. In both, one inbox that fails (unreachable, missing, a damaged
+epoch) is reported in its MirrorReport's `error` and the others go on (_mirror_one);
+a failed inbox is not ingested until it mirrors whole.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from e2g.api import mirrors
 from e2g.api.core import ingest as ingest_paths
-from e2g.archives.inbox_url import is_url, parse_inbox_url
+from e2g.archives.inbox_url import InboxUrl, is_url, parse_inbox_url
 from e2g.config import Settings
-from e2g.errors import E2gError, MirrorError, UsageError
+from e2g.errors import E2gError, Interrupted, MirrorError, UsageError
 
 if TYPE_CHECKING:
     from e2g.api.link import MatchSummary
@@ -68,8 +70,10 @@ def ingest(
     callbacks: Callbacks = NO_CALLBACKS,
     stdin: BinaryIO | None = None,
 ) -> tuple[IngestReport, list[mirrors.MirrorReport]]:
-    """`e2g ingest` of paths and inbox URLs: each URL is mirrored first (raising
-    MirrorError naming it when it fails), then everything is ingested at once."""
+    """`e2g ingest` of paths and inbox URLs: each URL is mirrored first, then
+    everything is ingested at once. An inbox that fails to mirror has its error in
+    its report (naming its URL) and is left out of the ingest; the others go on.
+    An invalid URL, as a bad path, refuses the run before anything is done."""
     inboxes = [parse_inbox_url(item) for item in items if is_url(item)]
     if mirror_dir is not None and not inboxes:
         raise UsageError("--mirror-dir is where URLs are mirrored: give an inbox URL")
@@ -84,33 +88,59 @@ def ingest(
         )
         return report, []
     with mirrors.locked(settings):
-        registry = mirrors.load(settings)
-        done: dict[str, mirrors.MirrorReport] = {}
-        for inbox in inboxes:
-            path = mirrors.inbox_path(settings, inbox, mirror_dir)
-            try:
-                done[inbox.url] = mirrors.mirror(inbox, path, progress=callbacks.epochs)
-            finally:
-                # Registered even when a clone failed part way: `e2g sync` (or
-                # this command again) clones the rest.
-                if mirrors.has_epochs(path):
-                    entry = _entry(registry, inbox.url, path)
-                    registry = mirrors.remember(settings, registry, entry)
-        paths = [
-            str(done[parse_inbox_url(item).url].path) if is_url(item) else item
-            for item in items
-        ]
+        registry, done = _mirror_each(
+            settings, inboxes, mirror_dir=mirror_dir, callbacks=callbacks
+        )
+        paths = [_local(item, done) for item in items]
+        if all(path is None for path in paths):  # every inbox failed: nothing to read
+            from e2g.ingest.pipeline import IngestReport
+
+            return IngestReport(), list(done.values())
         report = ingest_paths(
             settings,
-            paths,
+            [path for path in paths if path is not None],
             list_name=list_name,
             workers=workers,
             progress=callbacks.ingest,
             stdin=stdin,
         )
         if not report.interrupted:
-            _mark_ingested(settings, registry, list(done.values()))
+            mirrored = [inbox for inbox in done.values() if inbox.error is None]
+            _mark_ingested(settings, registry, mirrored)
     return report, list(done.values())
+
+
+def _mirror_each(
+    settings: Settings,
+    inboxes: list[InboxUrl],
+    *,
+    mirror_dir: Path | None,
+    callbacks: Callbacks,
+) -> tuple[list[mirrors.Mirrored], dict[str, mirrors.MirrorReport]]:
+    """Each inbox mirrored in turn, whether or not those before failed, and
+    registered once it holds an epoch; the registry after, and each URL's report."""
+    registry = mirrors.load(settings)
+    done: dict[str, mirrors.MirrorReport] = {}
+    for inbox in inboxes:
+        path = mirrors.inbox_path(settings, inbox, mirror_dir)
+        try:
+            done[inbox.url] = _mirror_one(inbox.url, path, callbacks)
+        finally:
+            # Registered even when a clone failed part way: `e2g sync` (or this
+            # command again) clones the rest.
+            if mirrors.has_epochs(path):
+                entry = _entry(registry, inbox.url, path)
+                registry = mirrors.remember(settings, registry, entry)
+    return registry, done
+
+
+def _local(item: str, done: dict[str, mirrors.MirrorReport]) -> str | None:
+    """What the pipeline reads for an argument: a path as given, a URL's mirror, or
+    None for an inbox that failed to mirror."""
+    if not is_url(item):
+        return item
+    report = done[parse_inbox_url(item).url]
+    return str(report.path) if report.error is None else None
 
 
 def _entry(registry: list[mirrors.Mirrored], url: str, path: Path) -> mirrors.Mirrored:
@@ -153,7 +183,10 @@ def sync(
             )
         with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
             result.inboxes = list(
-                pool.map(lambda entry: _mirror_one(entry, callbacks), registry)
+                pool.map(
+                    lambda entry: _mirror_one(entry.url, entry.path, callbacks),
+                    registry,
+                )
             )
         # A store deleted since (to start afresh) has ingested nothing.
         fresh = not settings.store_path.exists()
@@ -177,14 +210,17 @@ def sync(
     return result
 
 
-def _mirror_one(entry: mirrors.Mirrored, callbacks: Callbacks) -> mirrors.MirrorReport:
-    """One inbox brought level; its failure is its report's, not the whole run's."""
+def _mirror_one(url: str, path: Path, callbacks: Callbacks) -> mirrors.MirrorReport:
+    """One inbox brought level; its failure is its report's, not the whole run's.
+    The error names the URL (git's own names the epoch's, which begins with it).
+    Ctrl-C is the whole run's: an ingest mirrors in the thread that receives it."""
     try:
-        inbox = parse_inbox_url(entry.url)
-        return mirrors.mirror(inbox, entry.path, progress=callbacks.epochs)
+        return mirrors.mirror(parse_inbox_url(url), path, progress=callbacks.epochs)
+    except Interrupted:
+        raise
     except E2gError as error:
-        report = mirrors.MirrorReport(entry.url, entry.path.name, entry.path)
-        report.error = str(error)
+        report = mirrors.MirrorReport(url, path.name, path)
+        report.error = str(error) if url in str(error) else f"{url}: {error}"
         return report
 
 

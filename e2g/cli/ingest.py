@@ -129,6 +129,7 @@ def ingest(
             callbacks=callbacks,
             stdin=sys.stdin.buffer,
         )
+    failed = [inbox for inbox in mirrored if inbox.error is not None]
     if as_json:
         from e2g.render import ingest_json
 
@@ -136,9 +137,13 @@ def ingest(
         if mirrored:
             data["mirrors"] = [inbox_json(inbox) for inbox in mirrored]
         output.json_line(data)
-    elif not quiet:
+    elif not quiet and (report.sources or not failed):  # not when nothing was read
         output.err(ingest_summary(report))
+    for inbox in failed:  # each names its URL; the others were ingested
+        output.err(f"e2g: error: {inbox.error}")
     check_complete(report)
+    if failed:
+        raise typer.Exit(1)
 
 
 def ingest_progress(

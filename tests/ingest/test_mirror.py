@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -323,6 +324,72 @@ def test_a_sync_goes_on_past_a_failing_inbox(
     assert frob.error is not None and "not found (HTTP 404)" in frob.error
     assert quux.error is None and quux.fetched == 1
     assert synced.ingest is not None and synced.ingest.new == 1
+
+
+def _damage(site: Site, how: str) -> None:
+    """Inbox "bad": epoch 0 whole, epoch 1 damaged as a remote can be: a message's
+    object lost (git's upload-pack cannot send it), or named by the manifest and
+    not there at all."""
+    site.add_epoch("bad", 2)
+    epoch = site.add_epoch("bad", 1)
+    if how == "lost object":
+        blob = git(epoch, "rev-parse", "master:m").strip()
+        (epoch / "objects" / blob[:2] / blob[2:]).unlink()
+    else:
+        shutil.rmtree(epoch)  # the manifest still lists it
+
+
+@pytest.mark.parametrize("how", ["lost object", "missing epoch"])
+def test_an_ingest_goes_on_past_a_failing_inbox(
+    site: Site, settings: config.Settings, how: str
+) -> None:
+    from e2g.api.core import open_store
+
+    _damage(site, how)
+    bad, good = f"file://{site.root}/bad/", f"file://{site.root}/frob/"
+    report, mirrored = api.ingest(settings, [bad, good])
+    assert [inbox.url for inbox in mirrored] == [bad, good]
+    failed, done = mirrored
+    assert failed.error is not None and f"{bad}git/1.git" in failed.error
+    assert (done.error, done.cloned) == (None, 2)
+    assert report.new == 5  # frob's; the failing inbox's epoch 0 waits for it whole
+    with open_store(settings) as store:
+        assert store.list_names() == ["frob.example.org"]
+    # The failing inbox is registered with the epoch it has: a sync clones the rest.
+    assert [entry.url for entry in mirrors.load(settings)] == [bad, good]
+    if how == "missing epoch":
+        site.add("bad", 0, 1)
+        site.write_manifest("bad")  # the epoch is dropped from it
+        synced = api.sync(settings)
+        assert [inbox.error for inbox in synced.inboxes] == [None, None]
+        assert synced.ingest is not None and synced.ingest.new == 3
+
+
+@pytest.mark.slow
+def test_an_ingest_names_each_failing_inbox_on_one_line(
+    site: Site, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    _damage(site, "lost object")
+    bad, good = f"file://{site.root}/bad/", f"file://{site.root}/frob/"
+    port = closed_port()
+    unreachable = f"http://127.0.0.1:{port}/frob/"
+    result = e2g(data, "ingest", "--json", bad, unreachable, good)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(errors) == 2, result.stderr
+    assert errors[0].startswith(f"e2g: error: cannot mirror {bad}git/1.git: ")
+    assert errors[1].startswith(f"e2g: error: cannot reach {unreachable}")
+    summary = json.loads(result.stdout)
+    assert summary["new"] == 5
+    outcome = [(m["url"], m["cloned"], m["error"]) for m in summary["mirrors"]]
+    assert outcome == [
+        (bad, 0, errors[0].removeprefix("e2g: error: ")),
+        (unreachable, 0, errors[1].removeprefix("e2g: error: ")),
+        (good, 2, None),
+    ]
+    assert store_rows(data / "store.sqlite3") == 5
 
 
 @pytest.mark.slow
