@@ -18,7 +18,7 @@ from e2g.api import mirrors
 from e2g.api import sync as api
 from e2g.api.mirrors import EpochEvent
 from e2g.archives.inbox_url import parse_inbox_url, parse_manifest
-from e2g.errors import MirrorError, UsageError
+from e2g.errors import Interrupted, MirrorError, UsageError
 from tests.conftest import git, store_rows
 from tests.ingest.inbox_server import Server, Site, closed_port
 
@@ -363,6 +363,28 @@ def test_an_ingest_goes_on_past_a_failing_inbox(
         synced = api.sync(settings)
         assert [inbox.error for inbox in synced.inboxes] == [None, None]
         assert synced.ingest is not None and synced.ingest.new == 3
+
+
+def test_ctrl_c_while_mirroring_stops_the_whole_ingest(
+    site: Site, settings: config.Settings
+) -> None:
+    site.add_epoch("quux", 1)
+
+    def interrupt(event: EpochEvent) -> None:
+        # Where e2g's SIGINT handler raises: in the thread that runs git.
+        if event.action == "cloned":
+            raise Interrupted("interrupted")
+
+    with pytest.raises(Interrupted):
+        api.ingest(
+            settings,
+            [f"file://{site.root}/frob/", f"file://{site.root}/quux/"],
+            callbacks=api.Callbacks(epochs=interrupt),
+        )
+    assert [entry.url for entry in mirrors.load(settings)] == [
+        f"file://{site.root}/frob/"
+    ]  # its epoch 0, registered; quux never tried
+    assert messages(settings) == 0
 
 
 @pytest.mark.slow
