@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from e2g.api import mirrors
 from e2g.api.core import ingest as ingest_paths
+from e2g.archives.detect import detect_sources
 from e2g.archives.inbox_url import InboxUrl, is_url, parse_inbox_url
 from e2g.config import Settings
 from e2g.errors import E2gError, Interrupted, MirrorError, UsageError
@@ -73,7 +74,7 @@ def ingest(
     """`e2g ingest` of paths and inbox URLs: each URL is mirrored first, then
     everything is ingested at once. An inbox that fails to mirror has its error in
     its report (naming its URL) and is left out of the ingest; the others go on.
-    An invalid URL, as a bad path, refuses the run before anything is done."""
+    An invalid URL or a bad path refuses the run before anything is done."""
     inboxes = [parse_inbox_url(item) for item in items if is_url(item)]
     if mirror_dir is not None and not inboxes:
         raise UsageError("--mirror-dir is where URLs are mirrored: give an inbox URL")
@@ -87,6 +88,9 @@ def ingest(
             stdin=stdin,
         )
         return report, []
+    # A bad path refuses the run before any inbox is mirrored (minutes, maybe), as
+    # the pipeline refuses it before anything is written.
+    detect_sources([item for item in items if not is_url(item)])
     with mirrors.locked(settings):
         registry, done = _mirror_each(
             settings, inboxes, mirror_dir=mirror_dir, callbacks=callbacks

@@ -18,7 +18,7 @@ from e2g.api import mirrors
 from e2g.api import sync as api
 from e2g.api.mirrors import EpochEvent
 from e2g.archives.inbox_url import parse_inbox_url, parse_manifest
-from e2g.errors import Interrupted, MirrorError, UsageError
+from e2g.errors import ArchiveUnreadable, Interrupted, MirrorError, UsageError
 from tests.conftest import git, store_rows
 from tests.ingest.inbox_server import Server, Site, closed_port
 
@@ -363,6 +363,16 @@ def test_an_ingest_goes_on_past_a_failing_inbox(
         synced = api.sync(settings)
         assert [inbox.error for inbox in synced.inboxes] == [None, None]
         assert synced.ingest is not None and synced.ingest.new == 3
+
+
+def test_a_bad_path_refuses_the_run_before_any_inbox_is_mirrored(
+    site: Site, settings: config.Settings, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such.mbox"
+    with pytest.raises(ArchiveUnreadable, match="no-such.mbox"):
+        api.ingest(settings, [f"file://{site.root}/frob/", str(missing)])
+    assert mirrors.load(settings) == []
+    assert not (settings.data_dir / "mirrors" / "file").exists()
 
 
 def test_ctrl_c_while_mirroring_stops_the_whole_ingest(
