@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from e2g import config, errors
-from e2g.api.blame import NOT_COMMITTED, OUTSIDE, blame, history
+from e2g.api.blame import NOT_COMMITTED, OUTSIDE, all_outside, blame, history
 from e2g.api.core import open_store
 from e2g.api.link import link, match_commits, repo_key
 from e2g.git.blame import parse_blame
@@ -193,7 +193,7 @@ def test_bad_input_is_one_clear_error(sample, path, lines, error, fragment):
         blame(settings, path, "HEAD", repo=repo, lines=lines)
 
 
-def test_unmatched_repository_outside_the_archive_is_refused(sample, tmp_path):
+def test_unmatched_repository_outside_the_archive_is_outside_it(sample, tmp_path):
     settings, _ = sample
     old = tmp_path / "old"
     subprocess.run(["git", "init", "-q", str(old)], check=True)
@@ -210,8 +210,11 @@ def test_unmatched_repository_outside_the_archive_is_refused(sample, tmp_path):
     }
     git(old, "add", "a.c", env=environment)
     git(old, "commit", "-q", "-m", "old", env=environment)
-    with pytest.raises(errors.NotMatched, match="never matched"):
-        blame(settings, "a.c", "HEAD", repo=old)
+    result = blame(settings, "a.c", "HEAD", repo=old)
+    assert [run.review.status for run in result.runs] == [OUTSIDE]
+    assert all_outside(run.review for run in result.runs)
+    with open_store(settings) as store:  # nothing to match: nothing stored
+        assert not store.has_commits(repo_key(Repo.open(old)))
 
 
 def test_match_commits_matches_exactly_the_shas_given(sample, tmp_path):

@@ -15,7 +15,7 @@ prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -23,7 +23,7 @@ from typing import NamedTuple
 from e2g.api.core import no_mail, open_store
 from e2g.api.link import match_commits, outside_archive, repo_key
 from e2g.config import Settings
-from e2g.errors import NotMatched, UsageError
+from e2g.errors import UsageError
 from e2g.git.blame import BlameCommit, BlameLine
 from e2g.git.repo import UNCOMMITTED, Repo
 from e2g.matcher.postings import stored_postings_of, thread_links
@@ -188,8 +188,10 @@ def _match_unanswered(
     match: bool,
 ) -> tuple[datetime, datetime] | None:
     """Match (if `match`) and store, in one batch, the commits no earlier run
-    answered; the archive's dates. Refuses a repository never matched whose
-    commits all lie outside those dates: nothing could be found for it."""
+    answered; the archive's dates. In a repository never matched whose commits
+    all lie outside those dates nothing could be found: nothing is matched, and
+    each is answered OUTSIDE, as it is once stored (the answer never depends on
+    what an earlier run matched or cached)."""
     key = repo_key(repository)
     dated = {commit.sha: commit for commit in commits if commit.sha != UNCOMMITTED}
     with open_store(settings) as store:
@@ -201,16 +203,20 @@ def _match_unanswered(
     todo = [sha for sha in dated if sha not in stored]
     if not todo:
         return span
-    inside = [sha for sha in todo if span and not outside_archive(dated[sha], span)]
-    if not matched_before and not inside:
-        raise NotMatched(
-            f"{repository.root} was never matched and none of these commits is "
-            "dated within the archive's dates: run `e2g match` in it, or ingest "
-            "the list's archive of those years"
-        )
-    if match:
+    hopeless = span is not None and all(
+        outside_archive(dated[sha], span) for sha in todo
+    )
+    if match and (matched_before or not hopeless):
         match_commits(settings, todo, repo=repository.root)
     return span
+
+
+def all_outside(reviews: Iterable[Review]) -> bool:
+    """Whether every commit blamed (the work tree's own lines apart) is dated
+    outside the archive: nothing in it can have reviewed them, which the user is
+    told in one line rather than once per run."""
+    statuses = {review.status for review in reviews} - {NOT_COMMITTED}
+    return statuses == {OUTSIDE}
 
 
 def _status(

@@ -169,9 +169,11 @@ def blame(  # noqa: PLR0913 - one parameter per command-line option
     if as_json:
         for run in result.runs:
             output.json_line(blame_json(run))
-        return
-    with output.paged():
-        render_blame(result)
+    else:
+        with output.paged():
+            render_blame(result)
+    if not options(ctx).quiet and api.all_outside(run.review for run in result.runs):
+        output.warn_all_outside()
 
 
 def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
@@ -186,6 +188,7 @@ def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
 ) -> None:
     """`blame --tokens`: every token's commit, or (with a column) one token's history."""
     from e2g.api import tokens as api
+    from e2g.api.blame import all_outside
     from e2g.cli.tokens import render_tokens, split_location, use_color
     from e2g.render import token_span_lines
 
@@ -211,9 +214,11 @@ def blame_tokens(  # noqa: PLR0913 - the options of `blame --tokens`
     if as_json:
         for text in token_span_lines(result.spans, result.reviews, output.json_text):
             output.out(text)
-        return
-    with output.paged():
-        render_tokens(result, color=painted)
+    else:
+        with output.paged():
+            render_tokens(result, color=painted)
+    if not options(ctx).quiet and all_outside(result.reviews.values()):
+        output.warn_all_outside()
 
 
 def register(app: typer.Typer) -> None:

@@ -174,10 +174,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
     if not options(ctx).quiet:
         output.err(match_summary(summary))
         if summary.commits and summary.outside == summary.commits:
-            output.err(
-                "e2g: warning: every commit is dated outside the archive's dates: "
-                "ingest the list's archive of the same years (see `e2g search d:YEAR`)"
-            )
+            output.warn_all_outside()
         _notes(summary)
 
 

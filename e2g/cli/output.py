@@ -70,6 +70,15 @@ def err(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
+def warn_all_outside() -> None:
+    """What `match` and `blame` say when every commit they answered is dated
+    outside the archive's dates (each is `outside the archive`, not an error)."""
+    err(
+        "e2g: warning: every commit is dated outside the archive's dates: "
+        "ingest the list's archive of the same years (see `e2g search d:YEAR`)"
+    )
+
+
 def _default(value: object) -> object:
     if isinstance(value, datetime):
         return value.isoformat()

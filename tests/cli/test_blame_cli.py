@@ -81,23 +81,60 @@ def test_bad_input_is_one_line_and_an_exit_code(sample, arguments, code, fragmen
     assert_one_line_error(result, code, fragment)
 
 
-def test_never_matched_repository_outside_the_archive(sample, tmp_path):
-    data, _ = sample
-    old = tmp_path / "old"
-    (old / "src").mkdir(parents=True)
-    (old / "src" / "a.c").write_text("int a;\n")
-    stamp = "1995-01-01T00:00:00+00:00"
+def _old_repository(root: Path) -> Path:
+    """src/a.c written in 1995 and changed in 1996: years before any mail."""
+    (root / "src").mkdir(parents=True)
     identity = ["-c", "user.name=Old", "-c", "user.email=old@example.org"]
-    for arguments in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "old"]):
-        subprocess.run(
-            ["git", "-C", str(old), *identity, *arguments],
-            check=True,
-            capture_output=True,
-            env={
-                **os.environ,
-                "GIT_AUTHOR_DATE": stamp,
-                "GIT_COMMITTER_DATE": stamp,
-            },
-        )
-    result = e2g(data, "blame", "src/a.c", "-C", str(old))
-    assert_one_line_error(result, 1, "was never matched")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for text, stamp in (
+        ("int a;\nint b;\n", "1995-01-01T00:00:00+00:00"),
+        ("int a = 1;\nint b;\nint c;\n", "1996-06-01T00:00:00+00:00"),
+    ):
+        (root / "src" / "a.c").write_text(text)
+        for arguments in (["add", "-A"], ["commit", "-q", "-m", f"a.c {stamp[:4]}"]):
+            subprocess.run(
+                ["git", "-C", str(root), *identity, *arguments],
+                check=True,
+                capture_output=True,
+                env={
+                    **os.environ,
+                    "GIT_AUTHOR_DATE": stamp,
+                    "GIT_COMMITTER_DATE": stamp,
+                },
+            )
+    return root
+
+
+ALL_OUTSIDE = (
+    "e2g: warning: every commit is dated outside the archive's dates: ingest the "
+    "list's archive of the same years (see `e2g search d:YEAR`)"
+)
+
+
+def test_a_file_older_than_the_archive_is_outside_it_warm_or_cold(tmp_path):
+    """A repository never matched, in a fresh data dir: line blame and token blame,
+    cold and then from the token cache, all answer `outside the archive`."""
+    data = tmp_path / "data"
+    settings = config.resolve(data_dir=data, env={}, home=tmp_path)
+    ingest(settings, [str(SAMPLE / "frob-devel.mbox")], workers=1)
+    old = _old_repository(tmp_path / "old")
+    text = e2g(data, "blame", "src/a.c", "-C", str(old))
+    lines = e2g(data, "blame", "src/a.c", "--json", "-C", str(old))
+    cold = e2g(data, "blame", "src/a.c", "--tokens", "--json", "-C", str(old))
+    assert (data / "tokens").is_dir()
+    warm = e2g(data, "blame", "src/a.c", "--tokens", "--json", "-C", str(old))
+    for result in (text, lines, cold, warm):
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.splitlines() == [ALL_OUTSIDE]
+    headers = [line for line in text.stdout.splitlines() if not line.startswith(" ")]
+    assert len(headers) == 3  # 1996's line, 1995's, 1996's
+    assert all(line.endswith("outside the archive") for line in headers)
+    runs = [json.loads(line) for line in lines.stdout.splitlines()]
+    spans = [json.loads(line) for line in cold.stdout.splitlines()]
+    assert {run["status"] for run in runs} == {"outside-archive"}
+    assert {span["status"] for span in spans} == {"outside-archive"}
+    assert {run["commit"] for run in runs} == {span["commit"] for span in spans}
+    assert len({span["commit"] for span in spans}) == 2
+    assert warm.stdout == cold.stdout
+    quiet = e2g(data, "-q", "blame", "src/a.c", "--tokens", "-C", str(old))
+    assert (quiet.returncode, quiet.stderr) == (0, "")

@@ -108,3 +108,20 @@ def test_a_deleted_file_links_to_its_blame_at_the_parent(web_data, tmp_path):
         before = client.get(f"/blame/{sha}~1/mm/frob.c")
         assert before.status_code == 200, before.text
         assert "\treturn 2;" in before.text
+
+
+def test_a_repository_older_than_the_archive_is_outside_it(web_data, tmp_path):
+    """Never matched, every commit years before the mail: the pages answer each
+    run `outside the archive`, as the command does, not a 404."""
+    repo = tmp_path / "old"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main", ".")
+    sha = _commit(repo, "a.c", "int a;\n", "old", date="1995-01-01T00:00:00+00:00")
+    app = create_app(web_data.settings, repo=repo)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for page in (f"/blame/{sha}/a.c", f"/tokens/{sha}/a.c"):
+            answer = client.get(page)
+            assert answer.status_code == 200, answer.text
+            assert "outside the archive" in answer.text
+        runs = client.get(f"/api/v1/blame/{sha}/a.c").json()
+        assert [run["status"] for run in runs] == ["outside-archive"]
