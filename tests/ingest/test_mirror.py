@@ -375,6 +375,25 @@ def test_a_bad_path_refuses_the_run_before_any_inbox_is_mirrored(
     assert not (settings.data_dir / "mirrors" / "file").exists()
 
 
+def test_a_failure_whose_words_lack_the_url_is_named_by_it(
+    site: Site, tmp_path: Path
+) -> None:
+    url = f"file://{site.root}/frob/"
+    env = {k: v for k, v in os.environ.items() if k != "E2G_DEBUG"}
+    result = subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(tmp_path / "data")]
+        + ["ingest", "--json", url],
+        capture_output=True,
+        text=True,
+        env=env | {"PATH": str(tmp_path / "no-git-here")},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    error = one_line_error(result, f"{url}: git not found on PATH")
+    (inbox,) = json.loads(result.stdout)["mirrors"]
+    assert inbox["error"] == error.removeprefix("e2g: error: ")
+
+
 def test_ctrl_c_while_mirroring_stops_the_whole_ingest(
     site: Site, settings: config.Settings
 ) -> None:
