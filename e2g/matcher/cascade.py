@@ -126,9 +126,11 @@ class Matcher:
                 break
         written = request.commit.author_date
         depth = revert_depth(request.commit.subject_key)
-        accepted = sorted(
-            (v for v in verdicts if v.score.accepted),
-            key=lambda verdict: _rank(verdict, written, depth),
+        accepted = _own_mail_first(
+            sorted(
+                (v for v in verdicts if v.score.accepted),
+                key=lambda verdict: _rank(verdict, written, depth),
+            )
         )
         info = commit_info(request.commit)
         if not accepted:
@@ -264,6 +266,27 @@ def _another_change(best: StoredMessage, other: StoredMessage, depth: int) -> bo
     a sibling in its series, or a mail that reverts where it does not (or the
     other way round; `depth` is the best match's revert_depth)."""
     return series_sibling(best, other) or revert_depth(other.subject_key) != depth
+
+
+def _own_mail_first(accepted: list[Verdict]) -> list[Verdict]:
+    """The ranked accepted verdicts, with a reply quoting the patch moved behind the
+    patch's own mail where that is accepted too, in the reply's thread: a quoting
+    reply is a posting only where the patch's mail is not in the archive, and in
+    the patch's own thread its mail is the posting, whatever rule found it. (An
+    author's ping months later quotes the committed diff whole, an equal patch-id,
+    while a mailer changed the posted diff slightly and only its date finds it.)"""
+    if not accepted or accepted[0].message.kind != "reply":
+        return accepted
+    best = accepted[0].message
+    depth = revert_depth(best.subject_key)
+    for verdict in accepted[1:]:
+        if (
+            verdict.message.kind != "reply"
+            and verdict.message.thread_root == best.thread_root
+            and not _another_change(best, verdict.message, depth)
+        ):
+            return [verdict, *(other for other in accepted if other is not verdict)]
+    return accepted
 
 
 def _without_quotes_of_chosen(chosen: _Chosen, *, best: str) -> _Chosen:
