@@ -33,22 +33,21 @@ def landed(
     settings: Settings, repository: Repo, places: tuple[InTree, ...], *, repo: str
 ) -> tuple[InTree, ...]:
     """`places` (e2g.api.tree_view.in_trees), with the merge and first tag filled in
-    for the commit of `repository` (keyed `repo`) that no named tree holds."""
-    found = [
-        index
-        for index, place in enumerate(places)
-        if place.repo == repo and place.tree is None and place.release is None
-    ]
-    if len(found) != 1:
-        return places
-    index = found[0]
-    place = places[index]
-    try:
-        answer = _answer(settings, repository, place.commit, repo=repo)
-    except E2gError:  # no HEAD (a new repository): nothing to say, as before
-        return places
-    filled = place._replace(release=answer.get("release"), merge=answer.get("merge"))
-    return (*places[:index], filled, *places[index + 1 :])
+    for each commit of `repository` (keyed `repo`) that no named tree holds: the
+    commit asked about and its copies on the repository's other branches (each
+    its own first tag; a copy no tag contains is not released yet)."""
+    filled = list(places)
+    for index, place in enumerate(places):
+        if place.repo != repo or place.tree is not None or place.release is not None:
+            continue
+        try:
+            answer = _answer(settings, repository, place.commit, repo=repo)
+        except E2gError:  # no HEAD (a new repository): nothing to say, as before
+            return places
+        filled[index] = place._replace(
+            release=answer.get("release"), merge=answer.get("merge")
+        )
+    return tuple(filled)
 
 
 def _answer(

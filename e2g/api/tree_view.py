@@ -28,8 +28,7 @@ def upstream_edge(
     """The upstream of `commit` (of the repository keyed `repo`): as `e2g match`
     stored it (a commit it answered with no edge is no backport: it weighed the
     trees' order); for a commit it never answered, read from its message now,
-    else the earliest other commit of the store with its patch-id, committed
-    before it."""
+    else found among the store's commits with its patch-id (_patch_id_edge)."""
     stored = store.backport_edges(repo, [commit.sha]).get(commit.sha)
     if stored is not None or store.commit_statuses(repo, [commit.sha]):
         return stored
@@ -47,25 +46,42 @@ def upstream_edge(
                 )
             if full is not None and full != commit.sha:
                 return BackportEdge(repo, commit.sha, repo, full, note.how)
-    return _patch_id_edge(store, repo=repo, commit=commit)
+    return _patch_id_edge(store, repository, repo=repo, commit=commit)
 
 
-def _patch_id_edge(store: Store, *, repo: str, commit: Commit) -> BackportEdge | None:
+def _patch_id_edge(
+    store: Store, repository: Repo, *, repo: str, commit: Commit
+) -> BackportEdge | None:
+    """The upstream the store's commits with `commit`'s patch-id give, as `e2g
+    match` would find it (e2g.api.trees.upstream_copy): where none is in a named
+    tree, the copy HEAD reaches is the upstream (asked of git only then)."""
     patch_id = commit.patch.patch_id
     if not patch_id:
         return None
-    stamp = int(commit.commit_date.timestamp())
     rows = [
         row
         for row in store.commits_with_patch_ids([patch_id]).get(patch_id, [])
-        if row.sha != commit.sha and row.commit_date < stamp
+        if row.sha != commit.sha
     ]
     places = store.tree_places([row.sha for row in rows])
     # Not one a rebase left behind (reached by branches, by none any more).
     rows = [row for row in rows if not _gone(places.get(row.sha, []))]
     if not rows:
         return None
-    return BackportEdge(repo, commit.sha, rows[0].repo, rows[0].sha, "patch-id")
+    from e2g.api.trees import upstream_copy  # here: only a copied patch needs it
+    from e2g.git.trees import unreached
+
+    here = [row.sha for row in rows if row.repo == repo]
+    away = (
+        unreached(repository, [commit.sha, *here])
+        if here and not any(places.get(row.sha) for row in rows)
+        else None
+    )
+    stamp = int(commit.commit_date.timestamp())
+    found = upstream_copy(commit.sha, stamp, rows, repo=repo, away=away)
+    if found is None:
+        return None
+    return BackportEdge(repo, commit.sha, found.repo, found.sha, "patch-id")
 
 
 def _gone(places: list[TreePlace]) -> bool:

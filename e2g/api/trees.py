@@ -290,6 +290,11 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
     run: dict[str, list[str]] = {}
     for sha, patch_id in ids.items():
         run.setdefault(patch_id, []).append(sha)
+    away = (
+        _away_from_head(repository, run, stored, repo=scope.repo)
+        if scope.tree is None
+        else None
+    )
     for sha, patch_id in ids.items():
         rows = stored.get(patch_id, [])
         old = [row for row in rows if known.get(row.sha) is True]
@@ -300,6 +305,7 @@ def _by_patch_id(  # noqa: PLR0913 - keyword-only
             sha,
             found,
             scope=scope,
+            away=away,
             run=run[patch_id],
             stored=[
                 row
@@ -367,23 +373,81 @@ def _may_be_upstream(
     return any(ranks.get(p.tree, 0) <= scope.rank for p in places)
 
 
-def _earliest(
+def _away_from_head(
+    repository: Repo,
+    run: dict[str, list[str]],
+    stored: dict[str, list[StoredSha]],
+    *,
+    repo: str,
+) -> set[str]:
+    """The commits of this repository (keyed `repo`) with a copy of their patch
+    here that HEAD does not reach (one walk, for the patches with two copies or
+    more: most have one)."""
+    copies: set[str] = set()
+    for patch_id, mine in run.items():
+        group = {
+            *mine,
+            *(row.sha for row in stored.get(patch_id, []) if row.repo == repo),
+        }
+        if len(group) > 1:
+            copies |= group
+    return git_trees.unreached(repository, sorted(copies))
+
+
+def _earliest(  # noqa: PLR0913 - keyword-only
     sha: str,
     found: Split,
     *,
     scope: Scope,
+    away: set[str] | None,
     run: Sequence[str],
     stored: Sequence[StoredSha],
 ) -> StoredSha | None:
-    """The earliest committed other copy of the patch, committed before `sha`."""
-    me = found.heads[sha].committed
-    candidates = [row for row in stored if row.sha != sha]
+    """upstream_copy() of `sha` among the stored copies of its patch and this run's
+    (none a backport itself)."""
+    candidates = list(stored)
     candidates += [
         StoredSha(scope.repo, other, "", found.heads[other].committed)
         for other in run
-        if other != sha and other not in found.backports
+        if other not in found.backports
     ]
-    earlier = [row for row in candidates if (row.commit_date, row.sha) < (me, sha)]
+    return upstream_copy(
+        sha, found.heads[sha].committed, candidates, repo=scope.repo, away=away
+    )
+
+
+def upstream_copy(
+    sha: str,
+    committed: int,
+    copies: Sequence[StoredSha],
+    *,
+    repo: str,
+    away: set[str] | None,
+) -> StoredSha | None:
+    """The upstream of `sha` (of the repository keyed `repo`, committed at
+    `committed`) among the other commits with its patch-id, `copies`: the earliest
+    committed before it.
+
+    `away`: with no named trees, the commits of this repository HEAD does not
+    reach (else None). The copy HEAD reaches is the upstream then, whatever the
+    dates: a commit HEAD reaches is never the backport of one of this repository
+    HEAD does not reach (a work-in-progress branch's earlier copy of it), and one
+    HEAD does not reach is the backport of the earliest copy HEAD does reach."""
+    candidates = [row for row in copies if row.sha != sha]
+    if away is not None:
+        if sha in away:
+            reached = [
+                row for row in candidates if row.repo == repo and row.sha not in away
+            ]
+            if reached:
+                return min(reached, key=lambda row: (row.commit_date, row.sha))
+        else:
+            candidates = [
+                row for row in candidates if row.repo != repo or row.sha not in away
+            ]
+    earlier = [
+        row for row in candidates if (row.commit_date, row.sha) < (committed, sha)
+    ]
     return min(earlier, key=lambda row: (row.commit_date, row.sha), default=None)
 
 

@@ -250,6 +250,23 @@ def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
     return found.returncode == 0
 
 
+def unreached(repo: Repo, shas: Collection[str], *, tip: str = "HEAD") -> set[str]:
+    """Those of `shas` (full shas) that `tip` does not reach: one `git rev-list
+    SHAS --not TIP` lists what they reach beyond `tip`'s history (the walk stops
+    where the histories meet, not at the root). A commit the repository does not
+    hold (a branch deleted since it was stored) is not reached; with no `tip` (an
+    unborn HEAD), none is."""
+    held = set(expand(repo, sorted(set(shas))).values())
+    if not held:
+        return set(shas)
+    output = _git(
+        repo,
+        ["rev-list", "--ignore-missing", "--stdin"],
+        data="".join([*(f"{sha}\n" for sha in sorted(held)), f"^{tip}\n"]).encode(),
+    )
+    return (set(shas) - held) | (held & set(output.decode().split()))
+
+
 def merged_by(repo: Repo, tip: str, *, exclude: Sequence[str] = ()) -> dict[str, str]:
     """For each commit `tip` reaches beyond `exclude` and not on its first-parent
     line, the merge on that line that brought it in, from one `git rev-list
