@@ -118,7 +118,9 @@ def _backport(
     edge: BackportEdge,
 ) -> LinkResult:
     """A backport's answer: its upstream commit's postings (stored, else matched
-    now when this repository holds it), then its own mails."""
+    now when this repository holds it), then its own mails. Where the upstream has
+    no posting, the backport is matched on its own (its backporter may have
+    posted it, and there is no review to inherit)."""
     found = next(
         iter(stored_results(settings, edge.upstream_repo, [edge.upstream_sha])), None
     )
@@ -126,6 +128,8 @@ def _backport(
         upstream = next(iter(repository.commits([edge.upstream_sha])), None)
         if upstream is not None:
             found = _matched(matcher, repository, upstream, False)
+    if found is None or not found.postings:
+        found = _matched(matcher, repository, commit, False)
     own = tree_view.own_postings(
         matcher.store,
         commit,
@@ -269,6 +273,7 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
         summary.done = [sha for sha, _ in dated if sha in done]
         summary.repo = writer.repo
         scope = scope or trees.Scope(writer.repo)
+        early = dict(todo)
         found, todo = _split(
             settings,
             repository,
@@ -306,8 +311,17 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
                 summary.elapsed = time.monotonic() - started
                 on_result(answer, summary)
         writer.write(pending)
-    rows = trees.store_split(
+    rows, alone = trees.store_split(
         settings, found, scope=scope, max_seq=max_seq, writer=tree_writer, store=store
+    )
+    rows += _match_alone(
+        settings,
+        job,
+        alone,
+        early=early,
+        jobs=jobs,
+        tree_writer=tree_writer,
+        repo=repository,
     )
     for answer in _split_answers(settings, rows, scope=scope, to_json=to_json):
         _count(summary, answer)
@@ -316,6 +330,37 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
             on_result(answer, summary)
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def _match_alone(  # noqa: PLR0913 - keyword-only
+    settings: Settings,
+    job: batch.Job,
+    alone: list[LinkRows],
+    *,
+    early: dict[str, bool],
+    jobs: int,
+    tree_writer: TreeWriter | None,
+    repo: Repo,
+) -> list[LinkRows]:
+    """The backports whose upstream has no posting (trees.store_split's `alone`),
+    matched on their own and stored: each answer with its own process mails' links
+    (`alone`'s) beside the match's; their rows."""
+    if not alone:
+        return []
+    mails = {row.commit[0]: row.links for row in alone}
+    if tree_writer is not None:
+        tree_writer.settle()  # workers are forked from a process with no thread
+    found = []
+    todo = [(sha, early.get(sha, False)) for sha in mails]
+    for answer in batch.results(job, todo, jobs=min(jobs, len(todo))):
+        matched = {link[0] for link in answer.rows.links}
+        own = tuple(link for link in mails[answer.sha] if link[0] not in matched)
+        found.append(answer.rows._replace(links=answer.rows.links + own))
+    with LinkWriter(
+        settings.store_path, repo=repo_key(repo), beside=tree_writer
+    ) as writer:
+        writer.write(found)
+    return found
 
 
 def _done(

@@ -659,14 +659,26 @@ def store_split(
     max_seq: int,
     writer: TreeWriter | None = None,
     store: Store | None = None,
-) -> list[LinkRows]:
+) -> tuple[list[LinkRows], list[LinkRows]]:
     """Write what `split` found, after the batch stored the commits it names;
-    return the rows written (one per backport or rebased commit). `writer`: the
-    caller's, else one of its own; `store`: see reading()."""
+    return the rows written (one per backport or rebased commit), and apart the
+    rows of the backports whose upstream has no posting, which are not written:
+    those are matched on their own (there is no review to inherit, and their
+    backporter may have posted them), their rows holding only their own process
+    mails. Every backport's edge is written. `writer`: the caller's, else one of
+    its own; `store`: see reading()."""
     if not found.backports and not found.rebased:
-        return []
+        return [], []
     with reading(settings, store) as reader:
         rows = backport_rows(reader, found, scope=scope, max_seq=max_seq)
+    alone = [
+        row
+        for row in rows
+        if row.commit[0] in found.backports and row.commit[7] != "matched"
+    ]
+    if alone:
+        apart = {row.commit[0] for row in alone}
+        rows = [row for row in rows if row.commit[0] not in apart]
     with writing(settings, writer) as own:
         # In sha order, as the tables' keys are: 2,000 backports are written in
         # 17 ms, not 26 ms (benchmarks/backports.py).
@@ -679,7 +691,7 @@ def store_split(
             ),
         )
         own.copy_log()
-    return rows
+    return rows, alone
 
 
 def scope_ranks(settings: Settings) -> dict[str, int]:

@@ -187,3 +187,42 @@ def test_link_of_a_commit_never_matched_beside_a_matched_wip_copy(
     result = link(settings, shas["A"], repo=repo)
     assert result.upstream is None
     assert [p.message_id for p in result.postings if p.applied] == ["A@example.org"]
+
+
+def test_a_backport_whose_upstream_has_no_posting_is_matched_on_its_own(
+    tmp_path: Path,
+) -> None:
+    """master's U was never posted to the list; its backport S on `stable` (its
+    note names U, its context differs: another patch-id) was, when it was made,
+    long after U. S inherits nothing from U then: it is matched on its own, by
+    `match` and by `link`, and still says whose backport it is."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "master")
+    (repo / "frob.c").write_text("".join(f"int line{n} = {n};\n" for n in range(40)))
+    git(repo, "add", "frob.c")
+    base = _commit(repo, "frob: start", _env(START))
+    _edit(repo, 5, "int line5 = 55;")
+    upstream = _commit(repo, "frob: set line5", _env(START + timedelta(days=10)))
+    git(repo, "checkout", "-q", "-b", "stable", base)
+    _edit(repo, 4, "int line4 = 44;")  # the context S meets on this branch
+    _commit(repo, "frob: set line4", _env(START + timedelta(days=20)))
+    _edit(repo, 5, "int line5 = 55;")
+    when = START + timedelta(days=150)
+    backport = _commit(
+        repo,
+        f"frob: set line5\n\ncommit {upstream} upstream.\n\nSigned-off-by: {ALICE}",
+        _env(when, when + timedelta(days=1)),
+    )
+    git(repo, "checkout", "-q", "master")
+    assert _patch_id(repo, backport) != _patch_id(repo, upstream)
+    settings = _matched(tmp_path, [_posting(repo, backport, "S@example.org")])
+
+    assert link(settings, upstream, repo=repo).postings == ()
+    for result in (
+        link(settings, backport, repo=repo),
+        *stored_results(settings, str(repo.resolve()), [backport]),
+    ):
+        assert result.upstream is not None and result.upstream.commit == upstream
+        applied = [p.message_id for p in result.postings if p.applied]
+        assert applied == ["S@example.org"]
