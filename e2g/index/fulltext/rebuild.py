@@ -15,7 +15,6 @@ from e2g import errors
 from e2g.index.fulltext.schema import IndexDoc
 from e2g.index.fulltext.search import Fulltext
 from e2g.index.fulltext.sidecar import IndexMark
-from e2g.index.fulltext.write import FulltextWriter
 
 REBUILD_BATCH = 50_000  # docs per commit in rebuild: bounds memory, fewer merges
 
@@ -58,7 +57,7 @@ def _fill(
     count = 0
     with (
         Fulltext.open(fresh) as fulltext,
-        FulltextWriter(fulltext, assume_new=True) as writer,
+        fulltext.writer(assume_new=True) as writer,
     ):
         for doc in docs:
             writer.add(doc)

@@ -125,10 +125,13 @@ class Fulltext:
     def count(self) -> int:
         return int(self._index.doc_count())
 
-    def writer(self, *, wait: float = 0.0) -> FulltextWriter:
+    def writer(self, *, wait: float = 0.0, assume_new: bool = False) -> FulltextWriter:
         """A writer for one or more batches; raises IndexError_ if another one is
-        still open after `wait` seconds."""
-        return FulltextWriter(self, wait=wait)
+        still open after `wait` seconds. `assume_new`: a rebuild's fresh index,
+        where no document has a seq to replace."""
+        return FulltextWriter(
+            self.directory, self._index, wait=wait, assume_new=assume_new
+        )
 
     def search(
         self, query: str, *, limit: int = 20, offset: int = 0, sort: str = "date"

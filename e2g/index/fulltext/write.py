@@ -22,10 +22,12 @@ from whoosh.writing import IndexWriter, LockError, PostingPool
 from e2g import errors
 from e2g.index.fulltext.columns import column_array
 from e2g.index.fulltext.schema import IndexDoc, fields_of
-from e2g.index.fulltext.sidecar import IndexMark, write_sidecar
+from e2g.index.fulltext.sidecar import IndexMark, read_sidecar, write_sidecar
 
 if TYPE_CHECKING:
-    from e2g.index.fulltext.search import Fulltext
+    from pathlib import Path
+
+    import whoosh.index
 
 
 MERGE_FACTOR = 8  # segments of one size tier before they merge (see _merge_tiers)
@@ -50,9 +52,17 @@ class FulltextWriter:
     """
 
     def __init__(
-        self, fulltext: Fulltext, *, assume_new: bool = False, wait: float = 0.0
+        self,
+        directory: Path,
+        index: whoosh.index.Index,
+        *,
+        assume_new: bool = False,
+        wait: float = 0.0,
     ) -> None:
-        self._fulltext = fulltext
+        # The index's directory and its Whoosh handle, not search.Fulltext: the
+        # writer sits below the searcher, which hands writers out.
+        self._directory = directory
+        self._index = index
         # rebuild: seqs are unique and the index fresh, so look for nothing to replace
         self._assume_new = assume_new
         self._wait = wait
@@ -89,7 +99,7 @@ class FulltextWriter:
             raise
         held = IndexMark(max((doc.seq for doc in self._pending.values()), default=0))
         write_sidecar(
-            self._fulltext.directory, self._fulltext.mark() | held | (mark or held)
+            self._directory, read_sidecar(self._directory) | held | (mark or held)
         )
         self._pending.clear()
         self._deleted.clear()
@@ -139,7 +149,7 @@ class FulltextWriter:
             # part of a compound segment into memory on every open (110 ms per search
             # process at 200k messages, growing with the index); plain files are read
             # where needed.
-            writer = self._fulltext._index.writer(
+            writer = self._index.writer(
                 limitmb=WRITER_LIMIT_MB,
                 timeout=self._wait,
                 delay=0.25,
@@ -147,7 +157,7 @@ class FulltextWriter:
             )
         except LockError:
             raise errors.IndexError_(
-                f"the full-text index in {self._fulltext.directory} is being written by "
+                f"the full-text index in {self._directory} is being written by "
                 "another e2g process (an ingest or reindex); wait for it and retry"
             ) from None
         opened = writer.per_document_reader
