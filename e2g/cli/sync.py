@@ -1,9 +1,8 @@
 """`e2g sync`: fetch every inbox ingested from a URL, ingest what is new, match the
-known repositories; and the per-epoch progress lines `e2g ingest URL` prints too."""
+known repositories."""
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,33 +12,8 @@ from e2g.cli.context import JobsOption, options
 from e2g.errors import MirrorError
 
 if TYPE_CHECKING:
-    from e2g.api.mirrors import EpochEvent, MirrorReport
+    from e2g.api.mirrors import MirrorReport
     from e2g.api.sync import SyncReport
-
-_SAID = {
-    "clone": "cloning",
-    "fetch": "fetching",
-    "cloned": "cloned",
-    "fetched": "fetched",
-}
-
-
-class EpochPrinter:
-    """Per-epoch lines on stderr (a clone or fetch starting and ending), and git's
-    own progress in the progress bar on a terminal. Called from several threads."""
-
-    def __init__(self, bar: output.ProgressBar) -> None:
-        self._bar = bar
-        self._lock = threading.Lock()
-
-    def __call__(self, event: EpochEvent) -> None:
-        with self._lock:
-            where = f"{event.list_name}: epoch {event.epoch}"
-            if event.action == "git":
-                self._bar.update(status=f"{where}: {event.detail}")
-            elif event.action in _SAID:
-                detail = f" {event.detail}" if event.detail else ""
-                output.err(f"{where}: {_SAID[event.action]}{detail}")
 
 
 def inbox_line(report: MirrorReport) -> str:
@@ -53,8 +27,8 @@ def inbox_line(report: MirrorReport) -> str:
 
 
 def _print(report: SyncReport) -> None:
-    from e2g.cli.ingest import ingest_summary as summary
     from e2g.cli.match import match_summary
+    from e2g.cli.reports import ingest_summary as summary
 
     for inbox in report.inboxes:
         output.err(inbox_line(inbox))
@@ -86,7 +60,7 @@ def sync(
     unmatched ones again when new mail came."""
     from e2g.api.sync import Callbacks
     from e2g.api.sync import sync as run
-    from e2g.cli.ingest import check_complete, ingest_progress
+    from e2g.cli.reports import EpochPrinter, check_complete, ingest_progress
 
     quiet = options(ctx).quiet
     with output.ProgressBar("sync", enabled=not quiet) as bar:

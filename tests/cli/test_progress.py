@@ -5,7 +5,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from e2g.cli.ingest import _plain_size, _progress_text
+from e2g.cli.ingest import _plain_size
+from e2g.cli.reports import _progress_text
 from e2g.ingest.pipeline import Progress
 
 
