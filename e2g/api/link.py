@@ -301,7 +301,8 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
             # other thread (e2g.processes), and the matcher reads the branch.
             tree_writer.settle()
         # Nothing left (a branch of backports): no matcher or worker is started.
-        for answer in batch.results(job, todo, jobs=jobs) if todo else ():
+        answers = batch.results(job, todo, jobs=jobs) if todo else iter(())
+        for answer in _not_backports(settings, store, found, answers, scope=scope):
             _count(summary, answer)
             pending.append(answer.rows)
             if len(pending) >= BATCH:
@@ -311,6 +312,7 @@ def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
                 summary.elapsed = time.monotonic() - started
                 on_result(answer, summary)
         writer.write(pending)
+    _count_split(summary, found)  # with the backports found by their posting
     rows, alone = trees.store_split(
         settings, found, scope=scope, max_seq=max_seq, writer=tree_writer, store=store
     )
@@ -361,6 +363,37 @@ def _match_alone(  # noqa: PLR0913 - keyword-only
     ) as writer:
         writer.write(found)
     return found
+
+
+def _not_backports(
+    settings: Settings,
+    store: Store | None,
+    found: trees.Split,
+    answers: Iterator[Matched],
+    *,
+    scope: trees.Scope,
+) -> Iterator[Matched]:
+    """`answers`, less those of commits of a named tree's branch that applied the
+    posting a commit of an earlier tree applied (e2g.api.copies): these join
+    `found`'s backports, stored as the others are, once the batch is."""
+    if scope.tree is None:
+        yield from answers
+        return
+    from e2g.api import copies, trees
+
+    ranks = trees.scope_ranks(settings)
+    for answer in answers:
+        head = found.heads.get(answer.sha)
+        edge = None
+        if head is not None and answer.method is not None:
+            with trees.reading(settings, store) as reader:
+                edge = copies.same_posting(
+                    reader, head, answer.rows, scope=scope, ranks=ranks
+                )
+        if edge is None:
+            yield answer
+        else:
+            found.backports[answer.sha] = edge
 
 
 def _done(

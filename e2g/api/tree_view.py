@@ -69,11 +69,11 @@ def _patch_id_edge(
     if not rows:
         return None
     from e2g.api.trees import upstream_copy  # here: only a copied patch needs it
-    from e2g.git.trees import unreached
+    from e2g.git.trees import outside_history
 
     here = [row.sha for row in rows if row.repo == repo]
     away = (
-        unreached(repository, [commit.sha, *here])
+        outside_history(repository, [commit.sha, *here])
         if here and not any(places.get(row.sha) for row in rows)
         else None
     )

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
 
+from e2g.api import copies
 from e2g.config import Settings, TreeConfig
 from e2g.errors import UsageError
 from e2g.git import trees as git_trees
@@ -196,6 +197,14 @@ def split(  # noqa: PLR0913 - keyword-only
     left = [sha for sha in shas if sha not in answered]
     _by_patch_id(
         store, repository, found, left, scope=scope, ranks=ranks, settle=settle
+    )
+    answered = found.answered
+    found.backports |= copies.by_same_change(
+        store,
+        repository,
+        [found.heads[sha] for sha in left if sha not in answered],
+        scope=scope,
+        ranks=ranks,
     )
     return found
 
@@ -391,7 +400,7 @@ def _away_from_head(
         }
         if len(group) > 1:
             copies |= group
-    return git_trees.unreached(repository, sorted(copies))
+    return git_trees.outside_history(repository, sorted(copies))
 
 
 def _earliest(  # noqa: PLR0913 - keyword-only

@@ -250,19 +250,24 @@ def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
     return found.returncode == 0
 
 
-def unreached(repo: Repo, shas: Collection[str], *, tip: str = "HEAD") -> set[str]:
-    """Those of `shas` (full shas) that `tip` does not reach: one `git rev-list
-    SHAS --not TIP` lists what they reach beyond `tip`'s history (the walk stops
-    where the histories meet, not at the root). A commit the repository does not
-    hold (a branch deleted since it was stored) is not reached; with no `tip` (an
-    unborn HEAD), none is."""
+def outside_history(
+    repo: Repo, shas: Collection[str], *, tips: Sequence[str] = ("HEAD",)
+) -> set[str]:
+    """Those of `shas` (full shas) that no commit of `tips` reaches (itself
+    included): one `git rev-list SHAS --not TIPS` lists what they reach beyond the
+    tips' history (the walk stops where the histories meet, not at the root: a
+    stable branch's candidates cost mainline since its fork). A commit the
+    repository does not hold (a branch deleted since it was stored) is outside;
+    a tip that names nothing (an unborn HEAD) reaches nothing."""
     held = set(expand(repo, sorted(set(shas))).values())
     if not held:
         return set(shas)
     output = _git(
         repo,
         ["rev-list", "--ignore-missing", "--stdin"],
-        data="".join([*(f"{sha}\n" for sha in sorted(held)), f"^{tip}\n"]).encode(),
+        data="".join(
+            [*(f"{sha}\n" for sha in sorted(held)), *(f"^{tip}\n" for tip in tips)]
+        ).encode(),
     )
     return (set(shas) - held) | (held & set(output.decode().split()))
 

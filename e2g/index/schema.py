@@ -414,6 +414,12 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO meta(key, value)
         SELECT '{PROCESS_PENDING_KEY}', '0' WHERE EXISTS (SELECT 1 FROM messages);
     """,
+    # 19: stored commits by subject: a plain cherry-pick onto a branch whose context
+    # changed has another patch-id, and is found by its upstream's subject, author,
+    # files and changed lines (e2g.api.copies).
+    """
+    CREATE INDEX commits_subject ON commits(subject);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -112,12 +112,14 @@ def _pending(store: Path) -> list[tuple[str]]:
 
 
 def _as_schema_17(data: Path, into: Path) -> Path:
-    """A copy of the data dir `data` as e2g of schema 17 left it: no process column
-    (the store is then migrated by whatever opens it next)."""
+    """A copy of the data dir `data` as e2g of schema 17 left it: no process column,
+    nor the later migrations' commits_subject index (the store is then migrated by
+    whatever opens it next)."""
     shutil.copytree(data, into)
     connection = sqlite3.connect(into / "store.sqlite3", isolation_level=None)
     connection.executescript(
-        "BEGIN;DROP INDEX messages_process;ALTER TABLE messages DROP COLUMN process;"
+        "BEGIN;DROP INDEX commits_subject;DROP INDEX messages_process;"
+        "ALTER TABLE messages DROP COLUMN process;"
         f"DELETE FROM meta WHERE key = '{PROCESS_PENDING_KEY}';"
         "PRAGMA user_version = 17;COMMIT;"
     )

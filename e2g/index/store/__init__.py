@@ -41,6 +41,7 @@ from e2g.index.store.rows import (
     StoredSha,
     SubjectRow,
     ThreadRow,
+    TitledCommit,
     TreePlace,
     branch_label,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "SubjectLookup",
     "SubjectRow",
     "ThreadRow",
+    "TitledCommit",
     "TreePlace",
     "branch_label",
     "diff_blocks",

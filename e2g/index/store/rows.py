@@ -47,7 +47,20 @@ class BackportEdge(NamedTuple):
     sha: str
     upstream_repo: str
     upstream_sha: str
-    how: str  # mail.backport's note ("cherry-picked", ...) or "patch-id"
+    # mail.backport's note ("cherry-picked", ...), "patch-id", or e2g.api.copies'
+    # "same-posting" or "same-change"
+    how: str
+
+
+class TitledCommit(NamedTuple):
+    """A stored commit found by its subject (Store.commits_with_subjects)."""
+
+    repo: str
+    sha: str
+    subject: str
+    author_email: str
+    files: tuple[str, ...]
+    commit_date: int  # Unix time
 
 
 def branch_label(tree: str, branch: str) -> str:

@@ -13,6 +13,7 @@ from e2g.index.store.rows import (
     ProcessRow,
     StoredSha,
     SubjectRow,
+    TitledCommit,
     TreePlace,
 )
 from e2g.model.stored import StoredMessage
@@ -81,6 +82,31 @@ class TreeReads(StoreBase):
             ):
                 found.setdefault(str(patch_id), []).append(
                     StoredSha(str(repo), str(sha), str(status), int(date))
+                )
+        return found
+
+    def commits_with_subjects(
+        self, subjects: Sequence[str]
+    ) -> dict[str, list[TitledCommit]]:
+        """Stored commits (any repository) by their exact subject line, oldest
+        commit first: a cherry-pick keeps its upstream's (schema 19's index)."""
+        found: dict[str, list[TitledCommit]] = {}
+        for start in range(0, len(subjects), 500):
+            marks, chunk = in_list(subjects[start : start + 500])
+            for repo, sha, subject, email, files, date in self._connection.execute(
+                "SELECT repo, sha, subject, author_email, files, commit_date "
+                f"FROM commits WHERE subject IN ({marks}) ORDER BY commit_date",
+                chunk,
+            ):
+                found.setdefault(str(subject), []).append(
+                    TitledCommit(
+                        str(repo),
+                        str(sha),
+                        str(subject),
+                        str(email),
+                        tuple(path for path in str(files).split("\n") if path),
+                        int(date),
+                    )
                 )
         return found
 
