@@ -31,7 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -54,6 +54,9 @@ WINDOW = 100  # view lines blamed around a token whose origin is looked behind
 SPLIT_TOKENS = 20_000  # a view longer than this is blamed in two halves at once
 _MAX_RANGES = 1000
 LOCK_SECONDS = 600.0  # waiting for another e2g building the same file's history
+MOVE_SCORE = 20
+MOVE_CONTEXT = 3  # lines of context around a change: how far it may slide up
+_WORD = re.compile(rb"[A-Za-z0-9]")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
@@ -222,11 +225,12 @@ class TokenHistory:
         ignored = set(ignore) & set(commits)
         if ignored:
             self._look_through(origins, ignored)
-            commits.update(
-                self._commits_of(
-                    {o.view_sha for o in origins} - {c.sha for c in commits.values()}
-                )
+        self._follow_moves(origins, [line.text for line in found.lines])
+        commits.update(
+            self._commits_of(
+                {o.view_sha for o in origins} - {c.sha for c in commits.values()}
             )
+        )
         merges = self._merges({origin.view_sha for origin in origins})
         return TokenBlame(origins=tuple(origins), commits=commits, merges=merges)
 
@@ -311,31 +315,140 @@ class TokenHistory:
             for old_start, old_count, new_start, new_count in hunks:
                 if new_start <= line < new_start + new_count and old_count:
                     mapped[line] = old_start + min(line - new_start, old_count - 1)
-        found: dict[int, TokenOrigin] = {}
-        if not mapped:
-            return found
+        return self._origins_in(parent, mapped)
+
+    def _origins_in(
+        self, parent: str, mapped: dict[int, int], *, context: int = WINDOW
+    ) -> dict[int, TokenOrigin]:
+        """For each key of `mapped`: the origin of the token at line `mapped[key]`
+        of view commit `parent`'s view, from one blame of windows of `context`
+        lines around them (with -M; none without context)."""
+        return self._origins_at_once([(parent, mapped)], context=context)[0]
+
+    def _origins_at_once(
+        self, asked: Sequence[tuple[str, dict[int, int]]], *, context: int
+    ) -> list[dict[int, TokenOrigin]]:
+        """_origins_in() of each (parent, mapped) of `asked`, two blames at once
+        (git blames on one core)."""
+        answers: list[dict[int, TokenOrigin]] = []
         real = self.state.reverse()
-        blamed = parse_blame(
-            _git(
-                self._git_dir,
-                [
-                    "blame",
-                    "--porcelain",
-                    "-M",
-                    *_windows(mapped.values()),
-                    parent,
-                    "--",
-                    VIEW_PATH,
-                ],
-            )
-        )
-        by_line = {item.number: item for item in blamed.lines}
-        for line, old in mapped.items():
-            item = by_line.get(old)
-            if item is not None:
-                found[line] = TokenOrigin(
-                    real.get(item.sha, item.sha), item.sha, item.original
+        for start in range(0, len(asked), 2):
+            part = [item for item in asked[start : start + 2] if item[1]]
+            outputs = iter(
+                _git_at_once(
+                    self._git_dir,
+                    [
+                        [
+                            "blame",
+                            "--porcelain",
+                            *(["-M"] if context else []),
+                            *_windows(mapped.values(), context=context),
+                            parent,
+                            "--",
+                            VIEW_PATH,
+                        ]
+                        for parent, mapped in part
+                    ],
                 )
+                if part
+                else []
+            )
+            for _, mapped in asked[start : start + 2]:
+                found: dict[int, TokenOrigin] = {}
+                if mapped:
+                    by_line = {
+                        item.number: item for item in parse_blame(next(outputs)).lines
+                    }
+                    for line, old in mapped.items():
+                        item = by_line.get(old)
+                        if item is not None:
+                            found[line] = TokenOrigin(
+                                real.get(item.sha, item.sha), item.sha, item.original
+                            )
+                answers.append(found)
+        return answers
+
+    def _follow_moves(self, origins: list[TokenOrigin], texts: Sequence[str]) -> None:
+        """Tokens given to a commit that only moved them go to where they came from.
+
+        git's -M pairs a moved block with its old place only when the block holds
+        20 letters and digits (its guard against pairing new code with any old
+        code that happens to match): a three-line function moved below the next
+        holds fewer, and blame gives the move all its tokens, on the view as by
+        lines. A commit's own diff is better evidence than a match anywhere in
+        the parent: a change that added exactly what another change of it removed
+        moved that block (`_moved_lines`), however few its letters. Each such
+        token takes the origin of the token it was at the old place (blamed in
+        the parent without -M, the moved lines only); followed back through moves
+        of moves (bounded), as _look_through does. Only the commits owning a run
+        of tokens short enough for -M to miss (`_short_runs`) have their diffs
+        read: what git's -M judged stands."""
+        views = self.state.reverse()  # not the work tree's own (no view commit)
+        todo: Sequence[int] = _short_runs(origins, texts)
+        for _ in range(8):
+            by_commit: dict[str, list[int]] = {}
+            for index in todo:
+                view_sha = origins[index].view_sha
+                if view_sha in views:
+                    by_commit.setdefault(view_sha, []).append(index)
+            moves = self._moves(sorted(by_commit))
+            changed: list[int] = []
+            asked = {
+                view_sha: [i for i in by_commit[view_sha] if origins[i].line in moved]
+                for view_sha, (_, moved) in moves.items()
+            }
+            answers = self._origins_at_once(
+                [
+                    (
+                        parent,
+                        {origins[i].line: moved[origins[i].line] for i in asked[sha]},
+                    )
+                    for sha, (parent, moved) in moves.items()
+                ],
+                context=0,  # the moved lines only, without -M: two at once, cheap
+            )
+            for (view_sha, indexes), better in zip(asked.items(), answers, strict=True):
+                for index in indexes:
+                    found = better.get(origins[index].line)
+                    if found is not None and found.view_sha != view_sha:
+                        origins[index] = found
+                        changed.append(index)
+            if not changed:
+                return
+            todo = changed
+
+    def _moves(self, view_shas: Sequence[str]) -> dict[str, tuple[str, dict[int, int]]]:
+        """For each of `view_shas` that moved tokens: its parent, and the lines of
+        its view it moved there, each with the line of the parent's view it came
+        from; from one `git log -p` of them all (a merge shows no diff, a root
+        commit removes nothing: neither moves)."""
+        if not view_shas:
+            return {}
+        output = _git_input(
+            self._git_dir,
+            [
+                "log",
+                "-p",
+                f"-U{MOVE_CONTEXT}",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-walk=unsorted",
+                "--stdin",
+                "--format=%x00%H %P",
+                "--",
+                VIEW_PATH,
+            ],
+            "".join(f"{sha}\n" for sha in view_shas).encode(),
+        )
+        found: dict[str, tuple[str, dict[int, int]]] = {}
+        for record in output.split(b"\x00")[1:]:
+            head, _, diff = record.partition(b"\n")
+            shas = head.decode("ascii").split()
+            if len(shas) != 2:
+                continue  # a root commit or a merge
+            moved = _moved_lines(diff)
+            if moved:
+                found[shas[0]] = (shas[1], moved)
         return found
 
     def _look_through(self, origins: list[TokenOrigin], ignored: set[str]) -> None:
@@ -362,6 +475,154 @@ class TokenHistory:
                         changed = True
             if not changed:
                 return
+
+
+class _Line(NamedTuple):
+    """A line of one side of a diff's change."""
+
+    token: bytes
+    line: int  # in that side's view
+    changed: bool  # removed or added there; False: context around the change
+    change: int  # which change of the diff, from 0
+
+
+_Side = list[_Line]
+
+
+def _moved_lines(diff: bytes) -> dict[int, int]:
+    """In a diff of two views (MOVE_CONTEXT lines of context): the lines of each
+    change that adds nothing but a run of tokens the diff removed elsewhere, in
+    the same order (a block moved whole), each with the line of the old view it
+    repeats.
+
+    The diff aligned everything that stayed in order, so a change whose added
+    tokens all reappear, in order, among those another removed is a moved block.
+    Each removed run is read with the context around it: where the diff could as
+    well have drawn a change a token higher or lower (the `def` before a moved
+    Python function repeats the next function's, the `; }` after a moved C
+    function the previous one's), its choice is arbitrary, and the moved run may
+    begin in the context of the change it left (it must take one removed token at
+    least). A block counts when it holds two tokens or more, a word among them
+    (letters or digits): a lone `;` or `) ;` met in two changes is no move. A
+    change that also adds new tokens is not a block moved whole: git's -M judges
+    those (by their 20 letters and digits)."""
+    changes = list(_changes(diff))
+    removed = [sum(line.changed for line in old_side) for old_side, _ in changes]
+    # Every change's old side, one token a line, the changes apart (a NUL line
+    # never is a token): a run is found by one substring search, not a diff.
+    sources: list[_Line | None] = []
+    for old_side, _ in changes:
+        sources += [None, *old_side]
+    sources.append(None)
+    hay = b"\n".join(b"\0" if line is None else line.token for line in sources)
+    found: dict[int, int] = {}
+    for _, new_side in changes:
+        block = [line for line in new_side if line.changed]
+        score = sum(len(_WORD.findall(line.token)) for line in block)
+        if len(block) < 2 or not 0 < score < MOVE_SCORE:
+            continue
+        needle = b"\n" + b"\n".join(line.token for line in block) + b"\n"
+        at = hay.find(needle)
+        while at != -1:
+            first = hay.count(b"\n", 0, at) + 1  # the index in sources
+            run = sources[first : first + len(block)]
+            if _whole(run, removed):
+                found.update(
+                    (target.line, source.line)
+                    for source, target in zip(run, block, strict=True)
+                    if source is not None
+                )
+                break
+            at = hay.find(needle, at + 1)
+    return found
+
+
+def _short_runs(origins: Sequence[TokenOrigin], texts: Sequence[str]) -> list[int]:
+    """The tokens of each run of consecutive tokens blamed on one commit that is
+    short enough for git's -M to miss it had it moved (two tokens or more, fewer
+    than MOVE_SCORE letters and digits): only their commits' diffs are read (a
+    commit's diff costs git a diff of the whole view; git-p4.py has 425 commits
+    owning tokens)."""
+    found: list[int] = []
+    start = 0
+    for index in range(1, len(origins) + 1):
+        if index < len(origins) and origins[index].view_sha == origins[start].view_sha:
+            continue
+        score = sum(len(_WORD.findall(text.encode())) for text in texts[start:index])
+        if index - start >= 2 and 0 < score < MOVE_SCORE:
+            found += range(start, index)
+        start = index
+    return found
+
+
+def _whole(run: Sequence[_Line | None], removed: Sequence[int]) -> bool:
+    """Whether `run` (of one change's old side) is all that change removed, drawn
+    a few tokens higher or lower (some of its context in, as many of its removed
+    tokens out): then its tokens moved, and nothing else of that change did."""
+    lines = [line for line in run if line is not None]
+    return (
+        len(lines) == len(run)
+        and any(line.changed for line in lines)
+        and len({line.change for line in lines}) == 1
+        and len(lines) == removed[lines[0].change]
+    )
+
+
+def _changes(diff: bytes) -> Iterator[tuple[_Side, _Side]]:
+    """Each change of a unified diff (its removed and added lines, one run), each
+    side with the context lines before and after it in that side's view."""
+    # (kind, token, old line, new line) of each line of the diff's hunks
+    items: list[tuple[bytes, bytes, int, int]] = []
+    old_line = new_line = 0
+    for raw in diff.split(b"\n"):
+        hunk = _HUNK.match(raw)
+        kind, text = raw[:1], raw[1:]
+        if hunk is not None:
+            old_line, new_line = int(hunk[1]), int(hunk[3])
+            items.append((b"@", b"", 0, 0))
+        elif kind == b" ":
+            items.append((kind, text, old_line, new_line))
+            old_line, new_line = old_line + 1, new_line + 1
+        elif kind == b"-" and not raw.startswith(b"--- "):
+            items.append((kind, text, old_line, 0))
+            old_line += 1
+        elif kind == b"+" and not raw.startswith(b"+++ "):
+            items.append((kind, text, 0, new_line))
+            new_line += 1
+    index = number = 0
+    while index < len(items):
+        if items[index][0] not in (b"-", b"+"):
+            index += 1
+            continue
+        end = index
+        while end < len(items) and items[end][0] in (b"-", b"+"):
+            end += 1
+        before = _context(reversed(items[:index]))[::-1]
+        after = _context(items[end:])
+        change = items[index:end]
+        yield (
+            [_Line(t, o, False, number) for t, o, _ in before]
+            + [_Line(t, o, True, number) for kind, t, o, _ in change if kind == b"-"]
+            + [_Line(t, o, False, number) for t, o, _ in after],
+            [_Line(t, n, False, number) for t, _, n in before]
+            + [_Line(t, n, True, number) for kind, t, _, n in change if kind == b"+"]
+            + [_Line(t, n, False, number) for t, _, n in after],
+        )
+        index = end
+        number += 1
+
+
+def _context(
+    items: Iterable[tuple[bytes, bytes, int, int]],
+) -> list[tuple[bytes, int, int]]:
+    """The context lines (token, old line, new line) at the start of `items`, up to
+    MOVE_CONTEXT, stopping at a hunk's start or a change."""
+    found: list[tuple[bytes, int, int]] = []
+    for kind, text, old_line, new_line in items:
+        if kind != b" " or len(found) == MOVE_CONTEXT:
+            break
+        found.append((text, old_line, new_line))
+    return found
 
 
 def _blame_parts(git_dir: Path, arguments: Sequence[str], tokens: int) -> bytes:
@@ -410,6 +671,25 @@ def _lock(path: Path, name: str) -> int:
 def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:
     """git in the throwaway repository, whose objects are all ours."""
     return _git_at_once(git_dir, [arguments])[0]
+
+
+def _git_input(git_dir: Path, arguments: Sequence[str], data: bytes) -> bytes:
+    """git in the throwaway repository, `data` on its standard input."""
+    try:
+        done = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "-c", "core.quotePath=true", *arguments],
+            input=data,
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError as error:
+        raise RepoError("git not found on PATH") from error
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RepoError(
+            f"git {arguments[0]} failed in the token history: {detail[-1] if detail else done.returncode}"
+        )
+    return done.stdout
 
 
 def _git_at_once(

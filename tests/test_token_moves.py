@@ -1,0 +1,105 @@
+"""Token blame of a short function moved within its file (issue 34, case 4).
+
+A history built here: commit 1 writes a file with two functions, f (three lines)
+and g (several), commit 2 changes something else, commit 3 moves f below g
+unchanged. git's -M pairs a moved block only when it holds 20 letters and digits;
+f holds fewer, so git blame, by lines or on the one-token-a-line view, gives the
+move all of f. The tokens of f are commit 1's: `e2g blame --tokens --json` must
+say so, in Python and in C alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+from e2g.api import core
+from e2g.tokens.lex import lexer_for
+from tests.conftest import git, mail
+
+PYTHON = (
+    "m.py",
+    "import os\n\n\n",
+    "def f(x):\n    y = x + 1\n    return y\n",
+    "def g(a, b):\n    total = a + b\n    for item in range(b):\n"
+    "        total += item\n    if total > 10:\n        return total\n    return 0\n",
+    ("import os", "import sys"),
+)
+C = (
+    "m.c",
+    "#include <stdio.h>\n\n",
+    "int f(int x)\n{\n\treturn x;\n}\n",
+    "int g(int a, int b)\n{\n\tint total = a + b;\n\tfor (int i = 0; i < b; i++)\n"
+    "\t\ttotal += i;\n\tif (total > 10)\n\t\treturn total;\n\treturn 0;\n}\n",
+    ("stdio.h", "stdlib.h"),
+)
+
+
+def _commit(root: Path, name: str, day: int) -> str:
+    stamp = f"2020-01-{day:02d}T12:00:00+00:00"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": "/nonexistent",
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": f"{name}@example.org",
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": f"{name}@example.org",
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_DATE": stamp,
+    }
+    git(root, "commit", "-q", "-a", "-m", f"{name}: change", env=env)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("case", [PYTHON, C], ids=["python", "c"])
+def test_a_short_function_moved_below_the_next_keeps_its_tokens(
+    tmp_path: Path, case: tuple[str, str, str, str, tuple[str, str]]
+) -> None:
+    path, head, f, g, (old, new) = case
+    root = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    file = root / path
+    file.write_text(f"{head}{f}\n\n{g}")
+    git(root, "add", path)
+    first = _commit(root, "one", 1)
+    file.write_text(file.read_text().replace(old, new))
+    second = _commit(root, "two", 2)
+    file.write_text(f"{head.replace(old, new)}{g}\n\n{f}")
+    third = _commit(root, "three", 3)
+    archive = tmp_path / "list.mbox"
+    archive.write_bytes(mail(1, date=datetime(2020, 1, 2, 13, tzinfo=UTC)))
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    core.ingest(settings, [archive])
+    done = subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(settings.data_dir)]
+        + ["blame", path, "HEAD", "--tokens", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "E2G_PAGER": "cat"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    spans = [json.loads(line) for line in done.stdout.splitlines()]
+    # Each token of the final file, with the commit its span names.
+    owner = {
+        (span["line"], span["column"] + offset): span["commit"]
+        for span in spans
+        for offset in range(len(span["text"]))
+    }
+    text = file.read_text()
+    start = text.count("\n", 0, text.index(f)) + 1
+    moved = [
+        (token.line, token.text, owner[token.line, token.column])
+        for token in lexer_for(path).tokens(text)
+        if token.line >= start
+    ]
+    assert moved and all(sha == first for _, _, sha in moved), moved
+    assert set(owner.values()) == {first, second}, (first, second, third)
