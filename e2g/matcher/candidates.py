@@ -19,6 +19,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from e2g.index.store import Store, SubjectLookup
 from e2g.mail.backport import process_kind
+from e2g.matcher.rules import ALL, PROCESS_MAILS, QUOTED_REPLIES, Rules
 from e2g.model.links import Commit
 from e2g.model.stored import StoredMessage
 
@@ -63,13 +64,16 @@ class Pool:
     sources: dict[str, set[str]] = field(default_factory=dict)
     # What an earlier stage fetched for a later one, by that stage's source name.
     later: dict[str, list[StoredMessage]] = field(default_factory=dict)
+    rules: Rules = ALL  # the matcher's (e2g.matcher.rules)
 
     def add(self, found: Sequence[StoredMessage], source: str) -> None:
         """Propose `found`; a mail of the backport process (AUTOSEL, a stable review,
         FAILED or queued notice) never: it carries a patch already applied, and is
-        that backport's posting (e2g.api.trees), not the patch's review."""
+        that backport's posting (e2g.api.trees), not the patch's review (unless
+        the rules, e2g.matcher.rules, turn process-mails off)."""
+        keep_process = not self.rules.on(PROCESS_MAILS)
         for message in found:
-            if is_process(message):
+            if not keep_process and is_process(message):
                 continue
             self.messages.setdefault(message.message_id, message)
             self.sources.setdefault(message.message_id, set()).add(source)
@@ -228,8 +232,14 @@ def exact_candidates(
     )
     pool.later["subject"] = same_subject
     if commit.patch.patch_id:
+        quoting = pool.rules.on(QUOTED_REPLIES)  # replies quoting the patch whole
         pool.add(
-            [m for m in found if m.patch_id == commit.patch.patch_id][:PATCH_ID_LIMIT],
+            [
+                m
+                for m in found
+                if m.patch_id == commit.patch.patch_id
+                and (quoting or m.kind != "reply")
+            ][:PATCH_ID_LIMIT],
             "patch-id",
         )
     pool.add(

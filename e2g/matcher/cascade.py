@@ -39,6 +39,13 @@ from e2g.matcher.postings import (
 )
 from e2g.matcher.prefilter import Outcome, hopeless_score, judge, prefilter
 from e2g.matcher.rootless import ROOTLESS, ROOTLESS_SCORE, rootless_threads
+from e2g.matcher.rules import (
+    ALL,
+    LOST_THREADS,
+    REVERT_DEPTH,
+    SERIES_SIBLINGS,
+    Rules,
+)
 from e2g.matcher.scoring import ACCEPT_THRESHOLD, Candidate, Early
 from e2g.matcher.similarity import diff_similarity
 from e2g.model.links import Evidence, LinkResult, Posting, Rejected, commit_info
@@ -64,10 +71,20 @@ LATE = timedelta(days=1)
 
 
 class Matcher:
-    """Scores candidates for commits against one store, caching decoded mail diffs."""
+    """Scores candidates for commits against one store, caching decoded mail diffs.
 
-    def __init__(self, store: Store, *, lines_of: LinesOf, url_for: UrlFor) -> None:
+    `rules` turns matching rules off (e2g.matcher.rules; all on by default)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        lines_of: LinesOf,
+        url_for: UrlFor,
+        rules: Rules = ALL,
+    ) -> None:
         self.store = store
+        self.rules = rules
         self._lookups = Lookups(MessageCache(store), FileMap(store))
         self._threads = thread_links(store)
         self._lines_of = lines_of
@@ -112,7 +129,7 @@ class Matcher:
 
     def match(self, request: MatchRequest) -> LinkResult:
         """Run the stages in order; stop at the first that yields a sure answer."""
-        pool = Pool()
+        pool = Pool(rules=self.rules)
         verdicts: list[Verdict] = []
         for stage in STAGES:
             before = set(pool.messages)
@@ -129,8 +146,9 @@ class Matcher:
         accepted = _own_mail_first(
             sorted(
                 (v for v in verdicts if v.score.accepted),
-                key=lambda verdict: _rank(verdict, written, depth),
-            )
+                key=lambda verdict: _rank(verdict, written, depth, self.rules),
+            ),
+            self.rules,
         )
         info = commit_info(request.commit)
         if not accepted:
@@ -143,6 +161,8 @@ class Matcher:
         """The threads whose first mail is missing that fit the commit, oldest
         first (the first taken as the applied posting): low-confidence answers
         where nothing carried the patch."""
+        if not self.rules.on(LOST_THREADS):
+            return ()
         found = rootless_threads(self.store, request.commit)
         return tuple(
             to_posting(
@@ -188,7 +208,7 @@ class Matcher:
         chosen: _Chosen = {}
         for verdict in accepted:
             if verdict is best or (
-                not _another_change(best.message, verdict.message, depth)
+                not _another_change(best.message, verdict.message, depth, self.rules)
                 and (
                     verdict.score.total >= POSTING_SCORE
                     or verdict.message.subject_key == best.message.subject_key
@@ -207,11 +227,14 @@ class Matcher:
             )
             + LATE
         )
-        for relative in family(self._lookups.messages, request.commit, best.message):
+        relatives = family(
+            self._lookups.messages, request.commit, best.message, rules=self.rules
+        )
+        for relative in relatives:
             if (
                 relative.message_id in chosen
                 or (relative.date is not None and relative.date > latest)
-                or _another_change(best.message, relative, depth)
+                or _another_change(best.message, relative, depth, self.rules)
             ):
                 continue
             kinship = self._kinship(request, best.message, relative)
@@ -261,14 +284,19 @@ class Matcher:
         return sorted(postings, key=posting_order)
 
 
-def _another_change(best: StoredMessage, other: StoredMessage, depth: int) -> bool:
+def _another_change(
+    best: StoredMessage, other: StoredMessage, depth: int, rules: Rules
+) -> bool:
     """Whether `other`, however alike, is not a posting of the best match's change:
     a sibling in its series, or a mail that reverts where it does not (or the
-    other way round; `depth` is the best match's revert_depth)."""
-    return series_sibling(best, other) or revert_depth(other.subject_key) != depth
+    other way round; `depth` is the best match's revert_depth), as far as those
+    rules are on."""
+    return (rules.on(SERIES_SIBLINGS) and series_sibling(best, other)) or (
+        rules.on(REVERT_DEPTH) and revert_depth(other.subject_key) != depth
+    )
 
 
-def _own_mail_first(accepted: list[Verdict]) -> list[Verdict]:
+def _own_mail_first(accepted: list[Verdict], rules: Rules) -> list[Verdict]:
     """The ranked accepted verdicts, with a reply quoting the patch moved behind the
     patch's own mail where that is accepted too, in the reply's thread: a quoting
     reply is a posting only where the patch's mail is not in the archive, and in
@@ -283,7 +311,7 @@ def _own_mail_first(accepted: list[Verdict]) -> list[Verdict]:
         if (
             verdict.message.kind != "reply"
             and verdict.message.thread_root == best.thread_root
-            and not _another_change(best, verdict.message, depth)
+            and not _another_change(best, verdict.message, depth, rules)
         ):
             return [verdict, *(other for other in accepted if other is not verdict)]
     return accepted
@@ -308,7 +336,7 @@ def _without_quotes_of_chosen(chosen: _Chosen, *, best: str) -> _Chosen:
 
 
 def _rank(
-    verdict: Verdict, written: datetime, depth: int
+    verdict: Verdict, written: datetime, depth: int, rules: Rules
 ) -> tuple[float, bool, int, int, int, int, float, int]:
     """Best score, then a mail that reverts as the commit does (mail.subject.
     revert_depth), then strongest method, then a patch's own mail before a reply
@@ -322,7 +350,7 @@ def _rank(
     date = verdict.message.date.timestamp() if verdict.message.date else 0.0
     return (
         -round(verdict.score.total, 3),
-        revert_depth(verdict.message.subject_key) != depth,
+        rules.on(REVERT_DEPTH) and revert_depth(verdict.message.subject_key) != depth,
         METHOD_RANK.get(verdict.score.method, 9),
         1 if verdict.message.kind == "reply" else 0,
         0 if verdict.message.date == written else 1,

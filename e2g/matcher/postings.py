@@ -19,6 +19,7 @@ from e2g.mail import threads as thread_rules
 from e2g.mail.threads import replies_below
 from e2g.matcher.candidates import Memo, MessageCache, is_process, window
 from e2g.matcher.rootless import ROOTLESS
+from e2g.matcher.rules import ALL, PROCESS_MAILS, Rules
 from e2g.matcher.scoring import Score, normalise_name
 from e2g.model import Address
 from e2g.model.links import Commit, Evidence, Posting
@@ -44,7 +45,7 @@ class ThreadFacts(NamedTuple):
 
 
 def family(
-    messages: MessageCache, commit: Commit, best: StoredMessage
+    messages: MessageCache, commit: Commit, best: StoredMessage, *, rules: Rules = ALL
 ) -> list[StoredMessage]:
     """Other postings of the best match's patch: versions, resends, same patch-id."""
     low, high = window(commit)
@@ -60,6 +61,8 @@ def family(
     found += same_patch if best.patch_id else []
     # A stable review or AUTOSEL mail repeats the patch (same subject, same patch-id,
     # often the same From:): a posting of the backport, not a version of this patch.
+    if not rules.on(PROCESS_MAILS):
+        return found
     return [message for message in found if not is_process(message)]
 
 
