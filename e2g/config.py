@@ -40,6 +40,9 @@ class Settings(NamedTuple):
     audit_exempt: tuple[str, ...] = ()
     # `[trees.NAME]`: named trees (repository and branches), in the file's order.
     trees: tuple[TreeConfig, ...] = ()
+    # `[queue] quiet_days`: how long a patch no version of which was applied stays
+    # quiet before the queue calls it not-applied (e2g.api.queue.states).
+    queue_quiet_days: int = 90
 
     @property
     def store_path(self) -> Path:
@@ -94,6 +97,14 @@ def _audit_exempt(config: Mapping[str, object]) -> tuple[str, ...]:
     if not isinstance(found, list) or not all(isinstance(x, str) for x in found):
         raise UsageError("config: [audit] exempt must be a list of regular expressions")
     return tuple(found)
+
+
+def _quiet_days(config: Mapping[str, object]) -> int:
+    section = config.get("queue", {})
+    found = section.get("quiet_days", 90) if isinstance(section, dict) else 90
+    if not isinstance(found, int) or isinstance(found, bool) or found < 0:
+        raise UsageError("config: [queue] quiet_days must be a whole number of days")
+    return found
 
 
 class TreeConfig(NamedTuple):
@@ -152,4 +163,5 @@ def resolve(
         default_url_template=default_url if isinstance(default_url, str) else None,
         audit_exempt=_audit_exempt(config),
         trees=_trees(config),
+        queue_quiet_days=_quiet_days(config),
     )

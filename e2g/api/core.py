@@ -45,7 +45,7 @@ def ingest(
         index_bodies=settings.index_bodies,
         workers=workers,
     )
-    return pipeline.ingest(
+    report = pipeline.ingest(
         paths,
         store_path=settings.store_path,
         index_dir=settings.index_dir,
@@ -53,6 +53,11 @@ def ingest(
         progress=progress,
         stdin=stdin,
     )
+    if not report.interrupted:
+        from e2g.api.queue.refresh import refresh  # here: refresh reads this module
+
+        refresh(settings)
+    return report
 
 
 def reindex(

@@ -207,7 +207,7 @@ def match(  # noqa: PLR0913 - options are keyword-only
     started = time.monotonic()
     repository = Repo.open(repo)
     dated, merges = repository.dated_rev_list(revs, all_refs=all_refs)
-    return _match_dated(
+    summary = _match_dated(
         settings,
         repository,
         dated,
@@ -220,6 +220,8 @@ def match(  # noqa: PLR0913 - options are keyword-only
         to_json=to_json,
         scope=scope,
     )
+    _refresh_queue(settings)
+    return summary
 
 
 def _match_dated(  # noqa: PLR0913 - match()'s options, passed on
@@ -520,6 +522,7 @@ def match_tree(  # noqa: PLR0913 - options are keyword-only
         trees.update_releases(
             settings, repository, repo=key, store=store, writer=writer
         )
+    _refresh_queue(settings)
     return summaries
 
 
@@ -601,6 +604,7 @@ def match_commits(settings: Settings, shas: Sequence[str], *, repo: Path) -> int
         jobs=jobs,
         redo=True,
     )
+    _refresh_queue(settings)
     return summary.matched
 
 
@@ -648,7 +652,7 @@ def match_head(settings: Settings, repo: Path, *, jobs: int = 0) -> MatchSummary
         retried, _ = repository.dated_commits(again)
     except E2gError:  # one of them is gone (rewritten history): new commits only
         retried = []
-    return _match_dated(
+    summary = _match_dated(
         settings,
         repository,
         [*retried, *dated],
@@ -656,6 +660,15 @@ def match_head(settings: Settings, repo: Path, *, jobs: int = 0) -> MatchSummary
         started=started,
         jobs=jobs,
     )
+    _refresh_queue(settings)
+    return summary
+
+
+def _refresh_queue(settings: Settings) -> None:
+    """The patch queue brought level with what the run stored (e2g.api.queue)."""
+    from e2g.api.queue.refresh import refresh  # here: `e2g link` never refreshes
+
+    refresh(settings)
 
 
 def _key_of(path: Path) -> str | None:

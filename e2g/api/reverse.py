@@ -112,7 +112,7 @@ def way_back(settings: Settings, message_id: str) -> WayBack:
         if target.kind is Kind.COVER and target.series_id is not None:
             answer = _for_cover(store, target, spans)
         else:
-            answer = _for_patch(store, target, spans)
+            answer = for_patch(store, target, spans)
     if target.message_id != message_id:
         return answer._replace(asked=message_id)
     return answer
@@ -142,9 +142,12 @@ def _patch_or_cover(store: Store, message: StoredMessage) -> StoredMessage | Non
     return None
 
 
-def _family(store: Store, patch: StoredMessage) -> list[StoredMessage]:
+def family(
+    store: Store, patch: StoredMessage, *, known: dict[int, StoredMessage] | None = None
+) -> list[StoredMessage]:
     """The patch and its relatives: the same subject by the same author within
-    FAMILY_WINDOW, and the same patch-id."""
+    FAMILY_WINDOW, and the same patch-id. `known`: messages already read, by seq
+    (a caller asking of many patches keeps it; what is read here joins it)."""
     if patch.date is None:
         low, high = 0, 2**62
     else:
@@ -156,7 +159,13 @@ def _family(store: Store, patch: StoredMessage) -> list[StoredMessage]:
     same_subject, same_patch = store.family_seqs(
         subject_key=patch.subject_key, patch_id=patch.patch_id, low=low, high=high
     )
-    relatives = store.by_seqs(sorted({*same_subject, *same_patch}))
+    wanted = sorted({*same_subject, *same_patch})
+    if known is None:
+        relatives = store.by_seqs(wanted)
+    else:
+        missing = [seq for seq in wanted if seq not in known]
+        known.update((message.seq, message) for message in store.by_seqs(missing))
+        relatives = [known[seq] for seq in wanted if seq in known]
     patch_ids = set(same_patch)
     return [patch] + [
         other
@@ -166,10 +175,19 @@ def _family(store: Store, patch: StoredMessage) -> list[StoredMessage]:
     ]
 
 
-def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> WayBack:
-    family = {message.message_id: message for message in _family(store, patch)}
-    links = store.links_of_messages(list(family))
-    commits = _commits(store, links, family)
+def for_patch(
+    store: Store,
+    patch: StoredMessage,
+    spans: list[MatchedSpan],
+    *,
+    relatives: list[StoredMessage] | None = None,
+) -> WayBack:
+    """The way back of one patch; `relatives`: its `family`, when the caller has it
+    (the patch queue asks this of every patch, and reads the family itself too)."""
+    known = family(store, patch) if relatives is None else relatives
+    relatives_by_id = {message.message_id: message for message in known}
+    links = store.links_of_messages(list(relatives_by_id))
+    commits = _commits(store, links, relatives_by_id)
     base = WayBack(
         message_id=patch.message_id,
         subject=patch.subject,
@@ -184,7 +202,7 @@ def _for_patch(store: Store, patch: StoredMessage, spans: list[MatchedSpan]) -> 
             commits=tuple(commits),
             trees=_trees(store, commits),
         )
-    covering = [span for span in spans if _covers(span, patch.date)]
+    covering = [span for span in spans if covers(span, patch.date)]
     if covering:
         repos = ", ".join(span.repo for span in covering)
         return base._replace(
@@ -256,7 +274,8 @@ def _status(patch: StoredMessage, commits: list[Applied]) -> tuple[str, str]:
     return APPLIED, f"an earlier version, v{earlier.posting_version}, was applied"
 
 
-def _covers(span: MatchedSpan, date: datetime | None) -> bool:
+def covers(span: MatchedSpan, date: datetime | None) -> bool:
+    """Whether the matched repository's commits span `date`."""
     return date is not None and span.first <= date <= span.last
 
 
@@ -277,7 +296,7 @@ def _for_cover(store: Store, cover: StoredMessage, spans: list[MatchedSpan]) -> 
         for member in store.series_members(cover.series_id)
         if member.kind is Kind.PATCH and member.seq != cover.seq
     ][:MAX_SERIES]
-    patches = tuple(_for_patch(store, member, spans) for member in members)
+    patches = tuple(for_patch(store, member, spans) for member in members)
     tally = SeriesTally(cover=cover.message_id, patches=patches)
     commits = tuple(commit for patch in patches for commit in patch.commits)
     if patches and all(patch.status == APPLIED for patch in patches):

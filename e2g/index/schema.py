@@ -34,6 +34,15 @@ DELETED_SEQ_KEY = "deleted_seq_high"
 # block's id is above it, so an id names one block for the store's whole life and a
 # reader's cache of blocks by id is never stale.
 DELETED_BLOCK_KEY = "deleted_{kind}_blocks_high"
+# The highest message seq the patch queue has read (e2g.api.queue.refresh): the next
+# refresh reads the mail above it; absent, the queue is derived afresh from the store.
+QUEUE_SEQ_KEY = "queue_seq"
+# The trees tables' fingerprint the queue last read (Store.trees_fingerprint): when it
+# moves, the applied patches' branches and releases are read again.
+QUEUE_TREES_KEY = "queue_trees"
+# The matched commits' fingerprint the queue last read (Store.commits_fingerprint):
+# when it moves, which patches no matched repository holds is decided again.
+QUEUE_COMMITS_KEY = "queue_commits"
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -419,6 +428,63 @@ MIGRATIONS: tuple[str, ...] = (
     # files and changed lines (e2g.api.copies).
     """
     CREATE INDEX commits_subject ON commits(subject);
+    """,
+    # 20: the patch queue (issue 35), derived by ingest, match and sync
+    # (e2g.api.queue), read by `e2g patches`, the feeds and `e2g ty`. `queue` holds
+    # one row per patch version: its lifecycle's facts (JSON), its mail state and its
+    # state, with the columns the list view filters on. `queue_links` is the links
+    # the queue last read, so a refresh knows which families `match` changed.
+    # `events` is append-only, unique on what changed ('' for no value: SQLite's
+    # NULLs are never equal), so a rerun adds nothing. A store that migrates derives
+    # its queue at its next ingest or match (QUEUE_SEQ_KEY absent).
+    """
+    CREATE TABLE queue (
+        seq INTEGER PRIMARY KEY REFERENCES messages(seq) ON DELETE CASCADE,
+        message_id TEXT NOT NULL,
+        series TEXT NOT NULL,
+        list TEXT NOT NULL,
+        date INTEGER,
+        author_name TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        part INTEGER,
+        total INTEGER,
+        answer TEXT NOT NULL,
+        mail_state TEXT NOT NULL,
+        untracked TEXT NOT NULL,
+        superseded_by TEXT NOT NULL,
+        last_activity INTEGER,
+        state TEXT NOT NULL,
+        facts TEXT NOT NULL
+    );
+    CREATE INDEX queue_date ON queue(date);
+    CREATE INDEX queue_state_date ON queue(state, date);
+    CREATE INDEX queue_series ON queue(series);
+    CREATE TABLE queue_links (
+        repo TEXT NOT NULL,
+        commit_sha TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        PRIMARY KEY (repo, commit_sha, message_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        found INTEGER NOT NULL,
+        message_id TEXT NOT NULL,
+        series TEXT NOT NULL,
+        list TEXT NOT NULL,
+        author_name TEXT NOT NULL,
+        author_email TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        from_state TEXT NOT NULL,
+        to_state TEXT NOT NULL,
+        commit_sha TEXT NOT NULL,
+        tree TEXT NOT NULL,
+        release TEXT NOT NULL,
+        UNIQUE (kind, message_id, from_state, to_state, commit_sha)
+    );
+    CREATE INDEX events_found ON events(found);
     """,
 )
 

@@ -56,6 +56,11 @@ REVIEW_KEYS = tuple(
     canonical for canonical, kind in _VOCABULARY.values() if kind is TrailerKind.REVIEW
 )
 
+# The review tags that approve a patch (every review key but Nacked-by, which is
+# review but no approval): what makes a patch reviewed for `e2g audit` and the queue.
+NACKED_BY = "Nacked-by"
+APPROVAL_KEYS = frozenset(key for key in REVIEW_KEYS if key != NACKED_BY)
+
 # git accepts `token: value` where the token is letters, digits and dashes.
 _TRAILER_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]{0,63})[ \t]*:[ \t]*(.*)")
 # A known trailer on a line of mail, maybe indented; the value must not be empty.

@@ -448,6 +448,7 @@ def test_diffs_stored_one_by_one_before_schema_10_still_read(tmp_path: Path) -> 
         "ALTER TABLE messages DROP COLUMN stable;"
         "ALTER TABLE messages DROP COLUMN stable_base;"
         "DROP INDEX messages_process;ALTER TABLE messages DROP COLUMN process;"
+        "DROP TABLE queue;DROP TABLE queue_links;DROP TABLE events;"
         "PRAGMA user_version = 9;COMMIT;"
     )
     old.execute(

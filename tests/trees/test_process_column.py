@@ -121,6 +121,8 @@ def _as_schema_17(data: Path, into: Path) -> Path:
         "BEGIN;DROP INDEX commits_subject;DROP INDEX messages_process;"
         "ALTER TABLE messages DROP COLUMN process;"
         f"DELETE FROM meta WHERE key = '{PROCESS_PENDING_KEY}';"
+        "DROP TABLE queue;DROP TABLE queue_links;DROP TABLE events;"
+        "DELETE FROM meta WHERE key LIKE 'queue_%';"
         "PRAGMA user_version = 17;COMMIT;"
     )
     connection.close()

@@ -21,13 +21,11 @@ from e2g.api.audit.facts import (
 )
 from e2g.api.audit.model import ReviewGiven, TagCheck
 from e2g.mail.review import ACK, COMMENT, acks, person, review_in
-from e2g.mail.trailers import parse_trailers
+from e2g.mail.trailers import APPROVAL_KEYS, parse_trailers
 from e2g.model import Address
 
 # The review trailers that make a review (Nacked-by is review, but no approval).
-REVIEW_TRAILERS = frozenset(
-    {"Reviewed-by", "Acked-by", "Tested-by", "Reviewed-and-tested-by"}
-)
+REVIEW_TRAILERS = APPROVAL_KEYS
 # ReviewGiven's trailer of a review given in a reply's own words (e2g.mail.review):
 # COMMENT, comments on the quoted patch; ACK, a bare "Ack.".
 ACKED_BY = "Acked-by"  # the tag a bare "Ack." backs

@@ -7,7 +7,8 @@ batch. Rows become `StoredMessage` values here; no sqlite3.Row leaves this modul
 One module per reader it serves, each a group of named queries (a mixin of `Store`):
 `messages` (the matcher's lookups and single messages), `bulk` (the store as a
 whole), `views` (what pages and views count and list), `links` (stored links by
-commit), `trees` (branches, backports, releases); `base` holds the connection and
+commit), `trees` (branches, backports, releases), `queue` (the patch queue and its
+events); `base` holds the connection and
 the reading of rows they share, `rows` the values some queries return.
 """
 
@@ -32,6 +33,15 @@ from e2g.index.store.base import (
 from e2g.index.store.bulk import BulkReads
 from e2g.index.store.links import LinkReads
 from e2g.index.store.messages import MessageReads
+from e2g.index.store.queue import (
+    EventFilter,
+    EventRow,
+    NewMail,
+    QueueFilter,
+    QueueReads,
+    QueueRow,
+    ThreadNode,
+)
 from e2g.index.store.rows import (
     AuditRow,
     BackportEdge,
@@ -57,10 +67,15 @@ __all__ = [
     "DIFF_BLOCK_BYTES",
     "DIFF_BLOCK_CACHE",
     "DIFF_BLOCK_DIFFS",
+    "EventFilter",
+    "EventRow",
     "LinkedCommit",
     "MESSAGE_COLUMNS",
     "MatchedSpan",
+    "NewMail",
     "ProcessRow",
+    "QueueFilter",
+    "QueueRow",
     "Store",
     "StoreCounts",
     "StoredLink",
@@ -68,6 +83,7 @@ __all__ = [
     "StoredSha",
     "SubjectLookup",
     "SubjectRow",
+    "ThreadNode",
     "ThreadRow",
     "TitledCommit",
     "TreePlace",
@@ -80,5 +96,5 @@ __all__ = [
 ]
 
 
-class Store(MessageReads, BulkReads, ViewReads, LinkReads, TreeReads):
+class Store(MessageReads, BulkReads, ViewReads, LinkReads, TreeReads, QueueReads):
     """Read access to one store file. Use as a context manager."""
