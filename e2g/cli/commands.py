@@ -33,6 +33,8 @@ COMMANDS = {
     "sync": "sync",
     "search": "search",
     "link": "link",
+    "patches": "patches",
+    "events": "patches",
     "match": "match",
     "stats": "stats",
     "audit": "audit",

@@ -1,14 +1,17 @@
 """QueueWriter: writes what a refresh of the patch queue derived (e2g.api.queue).
 
-One transaction per refresh: the rows of the patches it recomputed or whose state
-moved, the links it read (so the next refresh knows what `match` changed since), the
-mark of the mail it read, and the events it found. Events are inserted or ignored on
-their unique key: what was recorded once is never recorded again.
+One transaction per refresh, begun before the refresh reads the store (`locked`):
+two refreshes (an ingest's and a match's) run one after the other, each reading
+what the last one wrote, so a change is recorded as an event once. It writes the
+rows of the patches it derived or whose state moved, the links it read (so the next
+refresh knows what `match` changed since), the mark of the mail it read, and the
+events it found.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple, Self
@@ -63,38 +66,42 @@ class QueueWriter:
     ) -> None:
         self._connection.close()
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """The write transaction the refresh reads and writes in: committed on
+        leaving the block, rolled back on an error."""
+        with transaction(self._connection, self.path):
+            yield
+
     def write(self, update: QueueUpdate) -> int:
-        """Store one refresh; return how many events were new."""
+        """Store one refresh (inside `locked`); return how many events it recorded."""
         db = self._connection
-        with transaction(db, self.path):
-            db.executemany(
-                f"INSERT OR REPLACE INTO queue VALUES ({','.join('?' * 18)})",
-                update.rows,
-            )
-            db.executemany(
-                "DELETE FROM queue WHERE seq = ?", [(s,) for s in update.gone]
-            )
-            db.executemany(
-                "INSERT OR IGNORE INTO queue_links VALUES (?, ?, ?)", update.links_added
-            )
-            db.executemany(
-                "DELETE FROM queue_links WHERE repo = ? AND commit_sha = ? "
-                "AND message_id = ?",
-                update.links_removed,
-            )
-            db.executemany(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                [
-                    (QUEUE_SEQ_KEY, str(update.seq)),
-                    (QUEUE_TREES_KEY, update.trees),
-                    (QUEUE_COMMITS_KEY, update.commits),
-                ],
-            )
-            before = db.total_changes
-            db.executemany(
-                "INSERT OR IGNORE INTO events(kind, found, message_id, series, list, "
-                "author_name, author_email, subject, from_state, to_state, commit_sha, "
-                "tree, release) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(event.kind, update.found, *event[1:]) for event in update.events],
-            )
-            return db.total_changes - before
+        db.executemany(
+            f"INSERT OR REPLACE INTO queue VALUES ({','.join('?' * 18)})",
+            update.rows,
+        )
+        db.executemany("DELETE FROM queue WHERE seq = ?", [(s,) for s in update.gone])
+        db.executemany(
+            "INSERT OR IGNORE INTO queue_links VALUES (?, ?, ?)", update.links_added
+        )
+        db.executemany(
+            "DELETE FROM queue_links WHERE repo = ? AND commit_sha = ? "
+            "AND message_id = ?",
+            update.links_removed,
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            [
+                (QUEUE_SEQ_KEY, str(update.seq)),
+                (QUEUE_TREES_KEY, update.trees),
+                (QUEUE_COMMITS_KEY, update.commits),
+            ],
+        )
+        before = db.total_changes
+        db.executemany(
+            "INSERT INTO events(kind, found, message_id, series, list, "
+            "author_name, author_email, subject, from_state, to_state, commit_sha, "
+            "tree, release) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(event.kind, update.found, *event[1:]) for event in update.events],
+        )
+        return db.total_changes - before

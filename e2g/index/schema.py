@@ -434,8 +434,9 @@ MIGRATIONS: tuple[str, ...] = (
     # one row per patch version: its lifecycle's facts (JSON), its mail state and its
     # state, with the columns the list view filters on. `queue_links` is the links
     # the queue last read, so a refresh knows which families `match` changed.
-    # `events` is append-only, unique on what changed ('' for no value: SQLite's
-    # NULLs are never equal), so a rerun adds nothing. A store that migrates derives
+    # `events` is append-only: a refresh records a change against the stored row
+    # (under the write lock, so two runs never both see the old state), so a rerun
+    # adds nothing; '' for no value. A store that migrates derives
     # its queue at its next ingest or match (QUEUE_SEQ_KEY absent).
     """
     CREATE TABLE queue (
@@ -481,10 +482,10 @@ MIGRATIONS: tuple[str, ...] = (
         to_state TEXT NOT NULL,
         commit_sha TEXT NOT NULL,
         tree TEXT NOT NULL,
-        release TEXT NOT NULL,
-        UNIQUE (kind, message_id, from_state, to_state, commit_sha)
+        release TEXT NOT NULL
     );
     CREATE INDEX events_found ON events(found);
+    CREATE INDEX events_message ON events(message_id, kind);
     """,
 )
 

@@ -53,39 +53,58 @@ class Refreshed(NamedTuple):
 def refresh(
     settings: Settings, *, now: datetime | None = None, full: bool = False
 ) -> Refreshed:
-    """Bring the queue level with the store (`full`: derive every patch again)."""
+    """Bring the queue level with the store (`full`: derive every patch again).
+
+    Read and written under the store's write lock (QueueWriter.locked): a refresh
+    beside another waits for it, and then sees what it wrote."""
     started = time.monotonic()
     when = now or clock()
     if not settings.store_path.exists():
         return Refreshed(0, 0, 0, 0.0)
-    with open_store(settings) as store:
-        store.hold_snapshot()  # one view of the store, beside a running ingest
-        mark = store.queue_seq()
-        high = store.max_seq()
-        links = store.link_triples()
-        before = store.queue_link_triples()
-        trees = store.trees_fingerprint()
-        commits = store.commits_fingerprint()
-        retrack = commits != (store.meta(QUEUE_COMMITS_KEY) or "")
-        dirty = _touched(
-            store,
-            mark=None if full else mark,
-            links=links ^ before,
-            trees_moved=trees != (store.meta(QUEUE_TREES_KEY) or ""),
-            linked=links,
-        )
-        idle = not dirty and not retrack and mark == high and links == before
-        if idle and not _moved_by_time(store, when, settings):
+    with (
+        QueueWriter(settings.store_path) as writer,
+        writer.locked(),
+        open_store(settings) as store,
+    ):
+        found = _changes(store, settings, when=when, full=full)
+        if found is None:
             return Refreshed(0, 0, 0, time.monotonic() - started)
-        repo_paths = _repo_paths(store) if dirty or retrack else {}
-        derived = _derive(store, sorted(dirty), repo_paths)
-        update, changed = _update(
-            store,
-            derived,
-            when=when,
-            quiet_days=settings.queue_quiet_days,
-            retrack=repo_paths if retrack else None,
-        )
+        update, derived, changed = found
+        recorded = writer.write(update)
+    return Refreshed(derived, changed, recorded, time.monotonic() - started)
+
+
+def _changes(
+    store: Store, settings: Settings, *, when: datetime, full: bool
+) -> tuple[QueueUpdate, int, int] | None:
+    """What a refresh writes, how many patches it derived and how many rows'
+    states moved; None when nothing moved."""
+    mark = store.queue_seq()
+    high = store.max_seq()
+    links = store.link_triples()
+    before = store.queue_link_triples()
+    trees = store.trees_fingerprint()
+    commits = store.commits_fingerprint()
+    retrack = commits != (store.meta(QUEUE_COMMITS_KEY) or "")
+    dirty = _touched(
+        store,
+        mark=None if full else mark,
+        links=links ^ before,
+        trees_moved=trees != (store.meta(QUEUE_TREES_KEY) or ""),
+        linked=links,
+    )
+    idle = not dirty and not retrack and mark == high and links == before
+    if idle and not _moved_by_time(store, when, settings):
+        return None
+    repo_paths = _repo_paths(store) if dirty or retrack else {}
+    derived = _derive(store, sorted(dirty), repo_paths)
+    update, changed = _update(
+        store,
+        derived,
+        when=when,
+        quiet_days=settings.queue_quiet_days,
+        retrack=repo_paths if retrack else None,
+    )
     update = update._replace(
         links_added=sorted(links - before),
         links_removed=sorted(before - links),
@@ -93,9 +112,7 @@ def refresh(
         trees=trees,
         commits=commits,
     )
-    with QueueWriter(settings.store_path) as writer:
-        recorded = writer.write(update)
-    return Refreshed(len(derived), changed, recorded, time.monotonic() - started)
+    return update, len(derived), changed
 
 
 def _touched(
@@ -299,19 +316,21 @@ def _tree(place: dict[str, str | None]) -> str:
 
 
 def _completed(store: Store, derived: dict[int, Lifecycle]) -> list[NewEvent]:
-    """A series-completed event for each derived series whose every part is stored."""
+    """A series-completed event for each derived series whose every part is
+    stored, once: not for a series that has one."""
     found: list[NewEvent] = []
     seen: set[int] = set()
     heads = store.series_heads(
         sorted({p.patch.series_id for p in derived.values() if p.patch.series_id})
     )
+    done = store.recorded(SERIES_COMPLETED, [head for head, _ in heads.values()])
     for life in derived.values():
         patch = life.patch
         if patch.series_id is None or patch.series_id in seen or not patch.total:
             continue
         seen.add(patch.series_id)
         head, parts = heads.get(patch.series_id, ("", 0))
-        if head and parts >= patch.total:
+        if head and parts >= patch.total and head not in done:
             row = life.row("")._replace(message_id=head, subject=patch.subject)
             found.append(_event(row, SERIES_COMPLETED))
     return found

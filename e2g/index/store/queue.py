@@ -412,6 +412,19 @@ class QueueReads(StoreBase):
             parameters += [json.dumps(list(wanted.message_ids))] * 2
         return " AND ".join(clauses), parameters
 
+    def recorded(self, kind: str, message_ids: Sequence[str]) -> set[str]:
+        """Which of these Message-IDs have an event of `kind`."""
+        if not message_ids:
+            return set()
+        return {
+            str(found)
+            for (found,) in self._connection.execute(
+                "SELECT DISTINCT message_id FROM events WHERE kind = ? AND message_id "
+                "IN (SELECT value FROM json_each(?))",
+                (kind, json.dumps(list(message_ids))),
+            )
+        }
+
     def events(self, wanted: EventFilter) -> list[EventRow]:
         """The events `wanted` asks for, oldest first (newest first if asked)."""
         clauses = ["id > ?"]

@@ -1,0 +1,54 @@
+"""The patch queue's JSON shapes, shared by `e2g patches --json`, `e2g events
+--json` and their twins under /api/v1/ (keys fixed by issue 35: keep them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from e2g.render import iso
+
+if TYPE_CHECKING:
+    from e2g.api.queue.listing import EventView, PatchView
+
+
+def patch_json(view: PatchView) -> dict[str, object]:
+    """One patch version: `message_id`, `subject`, `author`, `date`, `list`,
+    `series`, `version`, `part`, `state`, `commits`, `superseded_by`, `reviews`,
+    `replies`, `last_activity`."""
+    return {
+        "message_id": view.message_id,
+        "subject": view.subject,
+        "author": _person(view.author_name, view.author_email),
+        "date": iso(view.date),
+        "list": view.list,
+        "series": view.series,
+        "version": view.version,
+        "part": view.part,
+        "state": view.state,
+        "commits": [commit._asdict() for commit in view.commits],
+        "superseded_by": view.superseded_by,
+        "reviews": [review._asdict() for review in view.reviews],
+        "replies": view.replies,
+        "last_activity": iso(view.last_activity),
+    }
+
+
+def event_json(event: EventView) -> dict[str, object]:
+    """One event: `id`, `kind`, `found`, `message_id`, `series`, `from`, `to`,
+    `commit`, `tree`, `release`."""
+    return {
+        "id": event.id,
+        "kind": event.kind,
+        "found": iso(event.found),
+        "message_id": event.message_id,
+        "series": event.series,
+        "from": event.from_state,
+        "to": event.to_state,
+        "commit": event.commit,
+        "tree": event.tree,
+        "release": event.release,
+    }
+
+
+def _person(name: str, email: str) -> str:
+    return f"{name} <{email}>" if name else email
