@@ -88,6 +88,14 @@ def build(root: Path) -> tuple[config.Settings, World, dict[str, str]]:
         "mm: frob the frob", patch_body(7).split("---\n", 1)[1], message_id="u@x"
     )
 
+    # Hostile mail: markup in the subject and the sender's name.
+    ids["hostile"] = world.post(
+        "i: <script>alert(1)</script>",
+        unapplied(world, "i.c", "int i3 = 309;", "i"),
+        sender='"Eve <b>&amp;" <alice@example.org>',
+        message_id="i@x",
+    )
+
     # A series of two: the first part applied, the second never.
     cover = world.cover("g and h", version=1, parts=2, message_id="gh0@x")
     world.edit("g.c", 3, "int g3 = 33;")

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from e2g import __version__, errors, words
 from e2g.config import Settings
-from e2g.web import pages, rest
+from e2g.web import pages, queue_view, rest
 from e2g.web.context import CACHE_ENTRIES, ResultCache, WebContext
 from e2g.web.render import BadInput, diff_lines, message_path, safe_href
 
@@ -252,5 +252,7 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     _install_errors(app)
     app.include_router(pages.router)
+    app.include_router(queue_view.pages)
     app.include_router(rest.router)
+    app.include_router(queue_view.rest)
     return app

@@ -63,7 +63,7 @@ def test_json_lines_keep_the_keys_one_per_patch_version(world: World_) -> None:
     found = _lines(e2g(data, "patches", "--state", "all", "--json"))
     assert all(set(line) == PATCH_KEYS for line in found)
     by_id = {line["message_id"]: line for line in found}
-    assert len(by_id) == len(found) == 10  # every patch, no cover letter
+    assert len(by_id) == len(found) == 11  # every patch, no cover letter
     applied = by_id[ids["applied"]]
     assert applied["state"] == "applied"
     (commit,) = applied["commits"]  # type: ignore[misc]
@@ -93,7 +93,7 @@ def test_filters_state_author_list_and_dates(world: World_) -> None:
         _lines(e2g(data, "patches", "--state", "all", "--from", "bob", "--json")) == []
     )
     alice = _lines(e2g(data, "patches", "--state", "all", "--from", "ALICE", "--json"))
-    assert len(alice) == 10
+    assert len(alice) == 11
     other = e2g(data, "patches", "--state", "all", "--list", "nowhere", "--json")
     assert _lines(other) == []
     later = e2g(data, "patches", "--state", "all", "--since", "2030-01-01", "--json")
@@ -133,7 +133,7 @@ def test_events_once_each_with_their_keys(world: World_) -> None:
     assert ordered == sorted(ordered)  # type: ignore[type-var]
     created = [line["message_id"] for line in found if line["kind"] == "patch-created"]
     assert sorted(created) == sorted(set(created))
-    assert len(created) == 10
+    assert len(created) == 11
     (landed,) = [
         line
         for line in found

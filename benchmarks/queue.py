@@ -1,0 +1,142 @@
+"""The patch queue (issue 35): deriving every patch's state, and reading the queue.
+
+Generates a kernel-like archive (benchmarks/gen_archive.py), ingests it (which
+derives the queue, as every ingest does), then times:
+- a full derive of every patch's lifecycle and state (`refresh(full=True)`), the
+  issue's target: under 5 s for a 35k-message list;
+- a refresh with nothing new (what every `ingest`, `match` and `sync` pays at its
+  end when it stored nothing);
+- `e2g patches` end to end (a whole process, start-up included), with the default
+  states, `--state all`, `--json`, `--from` and `--flat`: the target is 150 ms;
+- the listing itself (e2g.api.queue.listing.patches) in process.
+Medians of --rounds runs. No repository is matched: every patch's way back is asked,
+and answered "unknown".
+
+    python benchmarks/queue.py [--messages 35000] [--rounds 5] [--data DIR]
+
+`--data DIR` reuses a data dir a run left (`--keep`), so a large one is built once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# This file's name is the standard library's `queue` (multiprocessing imports it):
+# run as a script, its directory must not come first on the path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.gen_archive import generate  # noqa: E402
+from e2g import config  # noqa: E402
+from e2g.api.core import ingest, open_store  # noqa: E402
+from e2g.api.queue import listing  # noqa: E402
+from e2g.api.queue.refresh import refresh  # noqa: E402
+from e2g.index.store import QueueFilter  # noqa: E402
+
+DERIVE_TARGET = 5.0
+LIST_TARGET = 0.150
+
+
+def _e2g(data: Path, *args: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(data), "-q", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"e2g {' '.join(args)} failed: {done.stderr.strip()}")
+    return elapsed
+
+
+def _median(times: list[float]) -> str:
+    return (
+        f"median {statistics.median(times) * 1000:,.0f} ms "
+        f"(min {min(times) * 1000:,.0f}, max {max(times) * 1000:,.0f})"
+    )
+
+
+def _build(data: Path, messages: int) -> None:
+    archive = data.parent / "queue.mbox"
+    generate(archive, messages, seed=1)
+    settings = config.resolve(data_dir=data, env={}, home=data.parent)
+    started = time.perf_counter()
+    ingest(settings, [str(archive)])
+    print(
+        f"ingest of {messages:,} messages (queue derived at its end): "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    archive.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=35_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--data", type=Path, help="a data dir a run kept")
+    parser.add_argument("--keep", action="store_true", help="keep the data dir")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="e2g-queue-"))
+    data = args.data or work / "data"
+    if args.data is None:
+        _build(data, args.messages)
+    settings = config.resolve(data_dir=data, env={}, home=work)
+    with open_store(settings) as store:
+        counts = store.queue_state_counts()
+        messages = store.max_seq()
+    patches = sum(counts.values())
+    print(f"{messages:,} messages, {patches:,} patch versions: {counts}")
+
+    derive = []
+    for _ in range(args.rounds):
+        derive.append(refresh(settings, full=True).elapsed)
+    verdict = "under" if statistics.median(derive) < DERIVE_TARGET else "OVER"
+    print(f"derive every patch: {_median(derive)}; {verdict} {DERIVE_TARGET:.0f} s")
+    idle = [refresh(settings).elapsed for _ in range(args.rounds)]
+    print(f"refresh with nothing new: {_median(idle)}")
+
+    for name, wanted in (
+        ("default states", QueueFilter(states=listing.parse_states(None))),
+        ("all states", QueueFilter()),
+        ("--from", QueueFilter(author="jens")),
+    ):
+        times = []
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            listing.patches(settings, wanted=wanted)
+            times.append(time.perf_counter() - started)
+        print(f"listing.patches ({name}, 100 rows): {_median(times)}")
+
+    for label, extra in (
+        ("e2g patches", ()),
+        ("e2g patches --state all", ("--state", "all")),
+        ("e2g patches --json", ("--json",)),
+        ("e2g patches --from jens", ("--from", "jens")),
+        ("e2g patches --flat --state all", ("--flat", "--state", "all")),
+    ):
+        times = [_e2g(data, "patches", *extra) for _ in range(args.rounds)]
+        verdict = "under" if statistics.median(times) < LIST_TARGET else "OVER"
+        print(f"{label}: {_median(times)}; {verdict} 150 ms")
+    if args.keep or args.data:
+        print(f"data dir: {data}")
+    else:
+        import shutil
+
+        shutil.rmtree(work)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
