@@ -102,7 +102,7 @@ def way_back(settings: Settings, message_id: str) -> WayBack:
                 f"no message <{message_id}> in the store: ingest the list's archive "
                 "that carried it, or find it with e2g search"
             )
-        target = _patch_or_cover(store, message)
+        target = patch_or_cover(store, message)
         if target is None:
             raise UsageError(
                 f"<{message_id}> is not a patch, a cover letter or a reply to one: "
@@ -126,7 +126,7 @@ def _posted(store: Store, message: StoredMessage) -> bool:
     )
 
 
-def _patch_or_cover(store: Store, message: StoredMessage) -> StoredMessage | None:
+def patch_or_cover(store: Store, message: StoredMessage) -> StoredMessage | None:
     """The message itself when it is a patch, a cover letter or a reply that is a
     commit's posting, else the nearest one up its thread (bounded: References can
     loop)."""

@@ -35,6 +35,7 @@ COMMANDS = {
     "link": "link",
     "patches": "patches",
     "events": "patches",
+    "series": "patches",
     "match": "match",
     "stats": "stats",
     "audit": "audit",

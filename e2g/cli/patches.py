@@ -1,4 +1,5 @@
-"""`e2g patches [QUERY]` and `e2g events`: the patch queue and what changed in it.
+"""`e2g patches [QUERY]`, `e2g events` and `e2g series MESSAGE-ID`: the patch queue,
+what changed in it, and the versions of one series.
 
 Thin shells over e2g.api.queue.listing: parse the filters, call it, render lines or
 JSON lines (e2g.render.queue)."""
@@ -14,6 +15,7 @@ from e2g.cli.context import NOTHING_FOUND, ExitCode, options
 
 if TYPE_CHECKING:
     from e2g.api.queue.listing import EventView, PatchView, SeriesView
+    from e2g.api.queue.versions import FileChange, SeriesHistory
 
 ListOption = Annotated[
     list[str] | None,
@@ -120,7 +122,7 @@ WIDTHS = [10, 3, 26, 20]
 
 
 def _state(view: PatchView) -> str:
-    if view.untracked:
+    if view.state == "untracked":
         return f"{view.state} ({view.mail_state})"
     return view.state
 
@@ -235,6 +237,73 @@ def _event_line(event: EventView) -> list[str]:
     ]
 
 
+def series(
+    ctx: typer.Context,
+    message_id: Annotated[
+        str,
+        typer.Argument(
+            help="A patch, cover letter or reply of the series (<id>, id, or a lore URL).",
+            show_default=False,
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object: versions and changes.")
+    ] = False,
+) -> None:
+    """Every version of one series side by side, and what changed between them."""
+    from e2g.api.queue.versions import series_history
+    from e2g.errors import UsageError
+    from e2g.mail.msgid import from_argument
+
+    wanted = from_argument(message_id)
+    if wanted is None:
+        raise UsageError(f"{message_id!r} is no Message-ID (<id>, id, or a lore URL)")
+    history = series_history(options(ctx).settings(), wanted)
+    if as_json:
+        from e2g.render.queue import series_json
+
+        output.json_line(series_json(history))
+        return
+    with output.paged():
+        _history(history)
+
+
+def _history(history: SeriesHistory) -> None:
+    for version in history.versions:
+        state = f"{version.state} {version.tally}" if version.tally else version.state
+        date = version.date.strftime("%Y-%m-%d") if version.date else "????-??-??"
+        output.out(f"v{version.version}  {date}  {state}  {version.subject}")
+        output.table(
+            (_line(view, indent="  ") for view in version.parts), widths=WIDTHS
+        )
+    for change in history.changes:
+        output.out(f"v{change.before} -> v{change.after}:")
+        for part in change.parts:
+            if part.before is None:
+                output.out(f"  {part.part}: new in v{change.after}")
+            elif part.after is None:
+                output.out(f"  {part.part}: gone in v{change.after}")
+            else:
+                files = ", ".join(_file(file) for file in part.files) or "no diff"
+                output.out(f"  {part.part}: {files}")
+
+
+def _file(file: FileChange) -> str:
+    if file.change != "changed":
+        return f"{file.path} {file.change}"
+    counts = [
+        f"{number} {name}"
+        for number, name in (
+            (file.edited, "edited"),
+            (file.added, "added"),
+            (file.dropped, "dropped"),
+        )
+        if number
+    ]
+    return f"{file.path} changed ({', '.join(counts)} hunks)"
+
+
 def register(app: typer.Typer) -> None:
     app.command("patches")(patches)
     app.command("events")(events)
+    app.command("series")(series)

@@ -9,6 +9,7 @@ from e2g.render import iso
 
 if TYPE_CHECKING:
     from e2g.api.queue.listing import EventView, PatchView
+    from e2g.api.queue.versions import SeriesHistory
 
 
 def patch_json(view: PatchView) -> dict[str, object]:
@@ -47,6 +48,42 @@ def event_json(event: EventView) -> dict[str, object]:
         "commit": event.commit,
         "tree": event.tree,
         "release": event.release,
+    }
+
+
+def series_json(history: SeriesHistory) -> dict[str, object]:
+    """`e2g series --json`: each version (its parts as `patch_json`) and, between
+    two versions, each part's files and how they changed."""
+    return {
+        "message_id": history.asked,
+        "versions": [
+            {
+                "message_id": version.message_id,
+                "version": version.version,
+                "subject": version.subject,
+                "date": iso(version.date),
+                "state": version.state,
+                "tally": version.tally or None,
+                "parts": [patch_json(part) for part in version.parts],
+            }
+            for version in history.versions
+        ],
+        "changes": [
+            {
+                "from": change.before,
+                "to": change.after,
+                "parts": [
+                    {
+                        "part": part.part,
+                        "from": part.before,
+                        "to": part.after,
+                        "files": [file._asdict() for file in part.files],
+                    }
+                    for part in change.parts
+                ],
+            }
+            for change in history.changes
+        ],
     }
 
 

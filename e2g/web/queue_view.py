@@ -217,7 +217,8 @@ class Entry:
 
 
 def _patch_entry(view: listing.PatchView, base: str) -> Entry:
-    state = view.state + (f" ({view.mail_state})" if view.untracked else "")
+    untracked = view.state == states.UNTRACKED
+    state = view.state + (f" ({view.mail_state})" if untracked else "")
     commits = ", ".join(
         commit.commit[:12] + (f" in {commit.release}" if commit.release else "")
         for commit in view.commits

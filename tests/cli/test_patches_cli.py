@@ -153,3 +153,22 @@ def test_events_once_each_with_their_keys(world: World_) -> None:
     assert ids["new"] in {line["message_id"] for line in later}
     assert refresh(settings, now=QUIET).events == 0
     refresh(settings, now=FRESH)  # back, for the other tests
+
+
+def test_series_shows_every_version_and_what_changed(world: World_) -> None:
+    _, data, ids = world
+    (found,) = _lines(e2g(data, "series", "--json", f"<{ids['new']}>"))
+    assert [v["version"] for v in found["versions"]] == [1, 2]
+    first, second = found["versions"]
+    assert [p["state"] for p in first["parts"]] == ["superseded"]
+    assert [p["state"] for p in second["parts"]] == ["new"]
+    (change,) = found["changes"]
+    assert (change["from"], change["to"]) == (1, 2)
+    (part,) = change["parts"]
+    assert (part["from"], part["to"]) == (ids["superseded"], ids["new"])
+    (file,) = part["files"]
+    assert (file["path"], file["change"], file["edited"]) == ("b.c", "changed", 1)
+    text = e2g(data, "series", ids["superseded"])  # any version answers
+    assert text.returncode == 0, text.stderr
+    assert "b.c changed (1 edited hunks)" in text.stdout
+    assert_one_line_error(e2g(data, "series", "nosuch@x"), 1, "nosuch@x")
