@@ -36,6 +36,7 @@ COMMANDS = {
     "patches": "patches",
     "events": "patches",
     "series": "patches",
+    "ty": "patches",
     "match": "match",
     "stats": "stats",
     "audit": "audit",

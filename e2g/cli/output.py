@@ -66,6 +66,11 @@ def paged() -> Iterator[None]:
         pager.wait()
 
 
+def write(text: str) -> None:
+    """Text on stdout as it is (a document: an mbox, a feed)."""
+    sys.stdout.write(text)
+
+
 def err(text: str) -> None:
     sys.stderr.write(text + "\n")
 

@@ -303,7 +303,54 @@ def _file(file: FileChange) -> str:
     return f"{file.path} changed ({', '.join(counts)} hunks)"
 
 
+def ty(
+    ctx: typer.Context,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Series applied after this event id or since this moment (default: "
+            "since the last run; the mark is then left as it is).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        str, typer.Option("--output", "-o", help="The mbox to write (- for stdout).")
+    ] = "-",
+    sender: Annotated[
+        str | None,
+        typer.Option(
+            "--sender", help="The drafts' From: (default: none).", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """'Applied, thanks' drafts for each series applied since the last run, as an
+    mbox: threaded to the series, To its author, Cc the original Cc. Never sent."""
+    from pathlib import Path
+
+    from e2g.api.queue import listing, thanks
+
+    settings = options(ctx).settings()
+    after, moment = listing.since_filter(since) if since else (None, None)
+    found = thanks.thanks(settings, after_id=after, since=moment)
+    text = thanks.mbox(found.drafts, sender=sender)
+    if out == "-":
+        output.write(text)
+    elif found.drafts:
+        Path(out).write_text(text, encoding="utf-8")
+    if since is None:
+        thanks.write_mark(settings, found.last_event)
+    if not options(ctx).quiet:
+        subsets = sum(draft.subset for draft in found.drafts)
+        output.err(
+            f"{output.count(len(found.drafts), 'draft', 'drafts')}"
+            + (f" ({subsets} of a subset)" if subsets else "")
+            + (f" written to {out}" if out != "-" and found.drafts else "")
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command("patches")(patches)
     app.command("events")(events)
     app.command("series")(series)
+    app.command("ty")(ty)

@@ -4,6 +4,7 @@ keys, the filters, the series lines, exit codes, and events recorded once."""
 from __future__ import annotations
 
 import json
+import mailbox
 import subprocess
 from pathlib import Path
 
@@ -172,3 +173,28 @@ def test_series_shows_every_version_and_what_changed(world: World_) -> None:
     assert text.returncode == 0, text.stderr
     assert "b.c changed (1 edited hunks)" in text.stdout
     assert_one_line_error(e2g(data, "series", "nosuch@x"), 1, "nosuch@x")
+
+
+def test_ty_drafts_thanks_threaded_to_each_applied_series(
+    world: World_, tmp_path: Path
+) -> None:
+    _, data, ids = world
+    drafts = tmp_path / "ty.mbox"
+    done = e2g(data, "ty", "-o", str(drafts), "--sender", "Mia <mia@example.org>")
+    assert done.returncode == 0, done.stderr
+    assert "2 drafts (1 of a subset)" in done.stderr
+    found = {str(m["In-Reply-To"]): m for m in mailbox.mbox(str(drafts))}
+    assert set(found) == {f"<{ids['cover']}>", f"<{ids['applied']}>"}
+    series = found[f"<{ids['cover']}>"]
+    assert series["Subject"] == "Re: [PATCH 0/2] g and h (subset)"
+    assert series["To"] == "Alice Author <alice@example.org>"
+    assert series["From"] == "Mia <mia@example.org>"
+    body = series.get_payload()
+    assert "[1/2] [PATCH 1/2] g: set g3" in body and "h: set h3" not in body
+    assert "commit: " in body
+    alone = found[f"<{ids['applied']}>"]
+    assert "(subset)" not in alone["Subject"]
+    again = e2g(data, "ty")  # since the last run: nothing new
+    assert again.returncode == 0 and again.stdout == ""
+    everything = e2g(data, "ty", "--since", "0")
+    assert everything.stdout.count("\nApplied, thanks!") == 2
