@@ -1,7 +1,9 @@
 """`e2g help TOPIC`: reference pages read in the terminal, as `git help` offers.
 
-Only text: the query language's grammar lives in `e2g.index.query`, and
-tests/cli/test_manual.py checks that this page names every prefix and value it knows.
+`e2g help query` is the query language's page below: only text, its grammar lives in
+`e2g.index.query`, and tests/cli/test_manual.py checks that this page names every
+prefix and value it knows. `e2g help COMMAND` is the command's reference page
+(docs/commands/COMMAND.md, read through `e2g.reference`), as written.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from e2g import reference
 from e2g.cli import output
 
 QUERY = """\
@@ -62,22 +65,34 @@ EXAMPLES
 TOPICS = {"query": QUERY}
 
 
+def topics() -> list[str]:
+    """The query language, then every reference page (the commands, and `e2g`)."""
+    return [*TOPICS, *reference.names()]
+
+
 def help_topic(
     topic: Annotated[
         str | None,
         typer.Argument(
-            help=f"One of: {', '.join(TOPICS)}.", show_default=False, metavar="TOPIC"
+            help="query (the search query language), a command's name, or e2g "
+            "(global options, exit codes).",
+            show_default=False,
+            metavar="TOPIC",
         ),
     ] = None,
 ) -> None:
-    """Show a reference page: `e2g help query` for the search query language."""
+    """Show a reference page: `e2g help query` for the search query language,
+    `e2g help COMMAND` for a command's."""
     if topic is None:
-        output.out(f"topics: {', '.join(TOPICS)} (e2g help TOPIC); e2g -h for commands")
+        output.out(
+            f"topics: {', '.join(topics())} (e2g help TOPIC); e2g -h for commands"
+        )
         return
-    page = TOPICS.get(topic.lower())
+    name = topic.lower()
+    page = TOPICS.get(name) or reference.text(name)
     if page is None:
         raise typer.BadParameter(
-            f"no help topic {topic!r}; topics: {', '.join(TOPICS)}",
+            f"no help topic {topic!r}; topics: {', '.join(topics())}",
             param_hint="TOPIC",
         )
     with output.paged():

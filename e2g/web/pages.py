@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from e2g import errors
+from e2g import errors, reference
 from e2g.api import core as api
 from e2g.api import threads
 from e2g.model.links import LinkResult, Posting
@@ -350,10 +350,29 @@ def stats_chart(
     )
 
 
-# --- the API's own documentation: forms, no scripts (the CSP allows none) -------------
+# --- the command reference (docs/commands), and the API's own documentation ----------
 
 
 @router.get("/docs")
+def reference_index(context: Context) -> HTMLResponse:
+    """Every command's reference page, and where the API's documentation is."""
+    return render(context, "docs.html", pages=reference.pages())
+
+
+@router.get("/docs/{name}")
+def reference_page(context: Context, name: str) -> HTMLResponse:
+    """One command's reference page, its Markdown shown as text (autoescaped)."""
+    text = reference.text(name)
+    if text is None:
+        raise errors.NotFound(f"no reference page {name!r}: see /docs")
+    return render(
+        context, "doc.html", page_name=name, text=text, pages=reference.names()
+    )
+
+
+# The API's own documentation: forms, no scripts (the CSP allows none).
+
+
 @router.get("/redoc")
 def docs_redirect() -> RedirectResponse:
     return RedirectResponse("/api/v1/", status_code=303)

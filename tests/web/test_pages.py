@@ -349,11 +349,34 @@ def test_the_api_docs_page_lists_every_endpoint_with_a_form(client) -> None:
         assert f'name="endpoint" value="{path}"' in text
     assert "<script" not in text
     assert 'href="/api/v1/">API docs</a>' in page(client, "/")
-    for old in ("/docs", "/redoc", "/openapi.json"):
+    for old in ("/redoc", "/openapi.json"):
         moved = client.get(old, follow_redirects=False)
         assert moved.status_code == 303 and moved.headers["location"].startswith(
             "/api/v1/"
         )
+
+
+def test_docs_lists_every_reference_page_and_keeps_the_api_docs_reachable(
+    client,
+) -> None:
+    from e2g import reference
+
+    index = page(client, "/docs")
+    assert 'href="/api/v1/">API docs</a>' in index
+    assert 'href="/docs">Docs</a>' in page(client, "/")
+    names = reference.names()
+    assert {"audit", "link", "search", "serve", "e2g"} <= set(names)
+    for name in names:
+        assert f'href="/docs/{name}"' in index, name
+        shown = page(client, f"/docs/{name}")
+        # The Markdown as text, escaped: a page's `<id>` never becomes markup.
+        assert '<pre class="reference">' in shown
+        first = (reference.text(name) or "").splitlines()[0]
+        assert first in shown
+        assert "<script" not in shown
+    assert "&lt;id&gt;" in page(client, "/docs/link")
+    for bad in ("bogus", "..%2Fpyproject", "%2e%2e"):
+        assert client.get(f"/docs/{bad}").status_code == 404
 
 
 @pytest.mark.parametrize(
