@@ -1,6 +1,7 @@
 """A real browser against a real server: headless Chromium (Debian's, never a download)
 pastes the sample's demo commit into the box, lands on its page, follows a posting into
-the thread, and saves screenshots (desktop and phone) under the test's tmp dir; from
+the thread, and saves screenshots (desktop and phone) under the test's tmp dir, the
+commit page's and the token page's also as the README's (docs/img/); from
 a blame page, clicks a run's commit, follows its posting and sees the applied banner;
 and on a token page, clicks a token and reads its commit's review in the panel."""
 
@@ -54,6 +55,19 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+README_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+def readme_screenshot(page: Any, name: str) -> None:
+    """The first screen of `page` as docs/img/NAME.png, the README's picture: taken
+    here, so it shows the pages as they are (rewritten only when it changed)."""
+    shot = page.screenshot()
+    target = README_IMAGES / f"{name}.png"
+    if not target.exists() or target.read_bytes() != shot:
+        README_IMAGES.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(shot)
 
 
 def keep_errors(page: Any, problems: list[str]) -> None:
@@ -155,6 +169,7 @@ def test_paste_commit_then_follow_posting(server: str, sample, tmp_path: Path):
         assert demo in page.locator("code.sha").inner_text()
         check_commit_content(page)
         page.screenshot(path=str(tmp_path / "commit-desktop.png"), full_page=True)
+        readme_screenshot(page, "commit-page")
         posting = page.locator("a.thread-link").first
         subject = posting.inner_text()
         posting.click()
@@ -262,6 +277,7 @@ def test_token_click_opens_its_commit_and_review(token_server: str, tmp_path: Pa
         assert thread.count() == 1, text
         assert panel.locator(f'a[href="/commit/{READ_EOF}"]').count() >= 1
         page.screenshot(path=str(tmp_path / "tokens-desktop.png"), full_page=True)
+        readme_screenshot(page, "token-page")
         page.keyboard.press("Escape")
         panel.wait_for(state="hidden")
         older.focus()
