@@ -34,7 +34,7 @@ from pathlib import Path
 
 from e2g import config
 from e2g.api import core
-from e2g.api.link import match_tree
+from e2g.api.match import match_tree
 
 
 def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:

@@ -147,7 +147,7 @@ def quoted(text: str) -> str:
 def stored_messages(data_dir: Path) -> list[tuple[str, str]]:
     """(Message-ID, kind) of every stored message, read through the store's queries."""
     from e2g import config
-    from e2g.api.core import open_store
+    from e2g.api.basis import open_store
 
     store = open_store(config.resolve(data_dir=data_dir))
     try:

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from e2g import config
-from e2g.api.link import request_for
 from e2g.git.repo import Repo
 from e2g.index.store import Store, from_epoch
 from e2g.mail.patch import diff_lines
+from e2g.matcher.batch import request_for
 from e2g.matcher.cascade import Matcher
 from e2g.matcher.postings import same_author
 from e2g.model.links import Commit

@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.gen_archive import generate  # noqa: E402
 from e2g import config  # noqa: E402
-from e2g.api.core import ingest, open_store  # noqa: E402
+from e2g.api.basis import open_store  # noqa: E402
+from e2g.api.core import ingest  # noqa: E402
 from e2g.api.queue import listing  # noqa: E402
 from e2g.api.queue.refresh import refresh  # noqa: E402
 from e2g.index.store import QueueFilter  # noqa: E402

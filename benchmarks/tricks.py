@@ -50,13 +50,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from e2g import config, model
-from e2g.api.link import request_for
 from e2g.git.repo import Repo
 from e2g.index import fulltext
 from e2g.index.fulltext import columns, query, search, write
 from e2g.index.store import Store
 from e2g.mail.patch import diff_lines
 from e2g.matcher import similarity
+from e2g.matcher.batch import request_for
 from e2g.matcher.cascade import Matcher
 
 

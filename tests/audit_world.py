@@ -15,7 +15,8 @@ from pathlib import Path
 
 from e2g import config
 from e2g.api.core import ingest
-from e2g.api.link import link, match
+from e2g.api.link import link
+from e2g.api.match import match
 from e2g.model.links import LinkResult
 from tests.conftest import BASE_DATE, git, mail
 

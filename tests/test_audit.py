@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from e2g import errors
+from e2g.api.answers import repo_key
 from e2g.api.audit import AuditOptions, CommitAudit, Verdict, audit
 from e2g.api.audit.facts import (
     People,
@@ -21,8 +22,7 @@ from e2g.api.audit.facts import (
 )
 from e2g.api.audit.reviews import _posting_reviews, authors, reviews_of
 from e2g.api.audit.verdicts import Rules, decide
-from e2g.api.core import open_store
-from e2g.api.link import repo_key
+from e2g.api.basis import open_store
 from e2g.git.repo import Repo
 from e2g.model import Kind
 from e2g.render.audit import audit_json, audit_sarif, audit_summary_json

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from e2g import config, errors
+from e2g.api.answers import repo_key
+from e2g.api.basis import open_store
 from e2g.api.blame import NOT_COMMITTED, OUTSIDE, all_outside, blame, history
-from e2g.api.core import open_store
-from e2g.api.link import link, match_commits, repo_key
+from e2g.api.link import link
+from e2g.api.match import match_commits
 from e2g.git.blame import parse_blame
 from e2g.git.repo import Repo
 from e2g.render import blame_json, link_json, review_cell

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from e2g import config
-from e2g.api.core import ingest, open_store
+from e2g.api.basis import open_store
+from e2g.api.core import ingest
 from e2g.api.queue import states
 from e2g.api.queue.refresh import refresh
 from e2g.index.store import QueueRow

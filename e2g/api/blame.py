@@ -3,7 +3,7 @@
 One `git blame --porcelain -w -M -C` (e2g.git.repo) gives the runs; each distinct
 commit's review comes from the links `e2g match` stored (a few queries for the
 whole file, never one per line). The commits no match answered yet are matched
-here in one batch (`e2g.api.link.match_commits`: worker processes for a large
+here in one batch (`e2g.api.match.match_commits`: worker processes for a large
 batch, never one per commit) and stored, so the next blame of the file only reads.
 `history` answers the same for every commit that changed a range of lines, as
 `git log -L` finds them.
@@ -20,12 +20,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from e2g.api.core import no_mail, open_store
-from e2g.api.link import match_commits, outside_archive, repo_key
+from e2g.api.answers import repo_key
+from e2g.api.basis import no_mail, open_store
+from e2g.api.match import match_commits
 from e2g.config import Settings
 from e2g.errors import UsageError
 from e2g.git.blame import BlameCommit, BlameLine
 from e2g.git.repo import UNCOMMITTED, Repo
+from e2g.matcher.batch import outside_archive
 from e2g.matcher.postings import stored_postings_of, thread_links
 from e2g.model.links import CommitInfo, Posting, commit_info
 

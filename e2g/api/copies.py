@@ -31,7 +31,7 @@ from e2g.mail.patch import diff_lines
 from e2g.matcher.similarity import LinesByFile, diff_overlap
 
 if TYPE_CHECKING:
-    from e2g.api.trees import Scope
+    from e2g.api.branches import Scope
     from e2g.git.trees import CommitHead
     from e2g.index.link_writer import LinkRows
 

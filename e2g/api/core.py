@@ -7,11 +7,12 @@ model or result objects; nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
+from e2g.api.basis import now, open_store
 from e2g.config import Settings
-from e2g.errors import EmptyStore, IndexError_, StoreError
+from e2g.errors import IndexError_, StoreError
 from e2g.index.store import Store, StoreCounts
 
 # A search that finds the index at most this many store changes behind brings it
@@ -22,10 +23,6 @@ if TYPE_CHECKING:
     from e2g.index.fulltext import Found
     from e2g.ingest.pipeline import IngestReport, ProgressCallback
     from e2g.model.stored import StoredMessage
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 def ingest(
@@ -102,25 +99,6 @@ def optimize(settings: Settings) -> Optimized:
     with Fulltext.open(settings.index_dir, create=False) as fulltext:
         before = fulltext.optimize(wait=LOCK_WAIT_SECONDS)
         return Optimized(before, fulltext.segments(), store_before, store_after)
-
-
-def open_store(settings: Settings) -> Store:
-    """The store for reading; a clear error when nothing was ingested yet."""
-    if not settings.store_path.exists():
-        raise EmptyStore(
-            f"no store in {settings.data_dir}: run `e2g ingest ARCHIVE` first (or pass --data-dir)"
-        )
-    try:
-        return Store(settings.store_path)
-    except StoreError:
-        raise
-
-
-def no_mail(settings: Settings) -> EmptyStore:
-    """The error for a store that exists but holds no message yet."""
-    return EmptyStore(
-        f"the store in {settings.data_dir} holds no mail: run `e2g ingest ARCHIVE` first"
-    )
 
 
 def counts(settings: Settings) -> StoreCounts:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import timedelta
 
-from e2g.api.core import open_store
-from e2g.api.link import matcher_for, repo_key, request_for, stored_results
+from e2g.api.answers import matcher_for, repo_key, stored_results
+from e2g.api.basis import open_store
 from e2g.config import Settings
 from e2g.git.repo import Repo
 from e2g.git.trees import CommitHead
@@ -28,6 +28,7 @@ from e2g.mail.pull import (
     requests_merge,
     same_path,
 )
+from e2g.matcher.batch import request_for
 from e2g.matcher.postings import thread_links, to_posting
 from e2g.model.links import CommitInfo, Evidence, LinkResult, Posting
 from e2g.model.mail import PullRequest

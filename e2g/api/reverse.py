@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from e2g.api import tree_view
+from e2g.api.basis import open_store
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import LinkedCommit, MatchedSpan, Store
@@ -35,8 +36,6 @@ from e2g.model import Kind
 from e2g.model.links import InTree
 from e2g.model.stored import StoredMessage
 from e2g.words import count
-
-from .core import open_store
 
 APPLIED = "applied"
 SUPERSEDED = "superseded"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from e2g.api.core import open_store
-from e2g.api.link import repo_key
+from e2g.api.answers import repo_key
+from e2g.api.basis import open_store
 from e2g.config import Settings
 from e2g.errors import NotMatched, UsageError
 from e2g.git.repo import Repo

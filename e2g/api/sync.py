@@ -29,7 +29,7 @@ from e2g.config import Settings
 from e2g.errors import E2gError, Interrupted, MirrorError, UsageError
 
 if TYPE_CHECKING:
-    from e2g.api.link import MatchSummary
+    from e2g.api.match import MatchSummary
     from e2g.ingest.pipeline import IngestReport, ProgressCallback
 
 # Inboxes checked at once: enough to hide the round trips of a sync with nothing
@@ -230,9 +230,9 @@ def _mirror_one(url: str, path: Path, callbacks: Callbacks) -> mirrors.MirrorRep
 
 def _match_known(settings: Settings, result: SyncReport, *, workers: int) -> None:
     """Match every repository the store holds answers for: HEAD's new commits, and
-    the recent unmatched ones again when new mail came (api.link.match_head)."""
-    from e2g.api.core import open_store
-    from e2g.api.link import match_head
+    the recent unmatched ones again when new mail came (api.match.match_head)."""
+    from e2g.api.basis import open_store
+    from e2g.api.match import match_head
 
     if not settings.store_path.exists():
         return

@@ -18,14 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from e2g.api.basis import open_store
 from e2g.config import Settings
 from e2g.index.store import Store, from_epoch
 from e2g.mail import threads
 from e2g.mail.trailers import TrailerKind, is_trailer_line, kind_of
 from e2g.model import Trailer
 from e2g.model.stored import StoredMessage
-
-from .core import open_store
 
 if TYPE_CHECKING:  # the full-text index (Whoosh) stays off the web's import path
     from e2g.api.core import SearchHit

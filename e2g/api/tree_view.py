@@ -92,7 +92,7 @@ def own_postings(
     store: Store, commit: Commit, *, version: str | None, url_for: UrlFor
 ) -> tuple[Posting, ...]:
     """The backport process's mails for `commit`, as postings of it."""
-    from e2g.api.trees import process_mails  # here: only a backport needs it
+    from e2g.api.process_mails import process_mails  # here: only a backport needs it
 
     threads = thread_links(store)
     found = process_mails(store, [commit.subject], version=version).get(
@@ -117,7 +117,7 @@ def own_postings(
 
 def branch_version(store: Store, sha: str) -> str | None:
     """The stable series of the first live branch that reaches `sha` ("6.1")."""
-    from e2g.api.trees import Scope  # here: only a backport needs it
+    from e2g.api.branches import Scope  # here: only a backport needs it
 
     for place in store.tree_places([sha]).get(sha, []):
         if not place.gone:

@@ -20,81 +20,32 @@ branch still reaches are answers.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Collection, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import NamedTuple
 
 from e2g.api import copies
-from e2g.config import Settings, TreeConfig
-from e2g.errors import UsageError
+from e2g.api.branches import Scope, reading, writing
+from e2g.api.process_mails import process_mails_by_key
+from e2g.config import Settings
 from e2g.git import trees as git_trees
 from e2g.git.repo import Repo
 from e2g.git.trees import CommitHead
 from e2g.index.link_writer import LinkRows, TreeWriter
 from e2g.index.store import (
     BackportEdge,
-    ProcessRow,
     Store,
     StoredSha,
-    SubjectRow,
     TreePlace,
 )
 from e2g.mail.backport import (
-    NOTICE_STARTS,
     BackportNote,
-    notice_keys,
-    notice_prefixes,
     parse_backport,
-    process_kind,
-    process_version,
     upstream_subject,
 )
 from e2g.mail.subject import subject_key
 
-
-def reading(settings: Settings, store: Store | None) -> AbstractContextManager[Store]:
-    """`store` when the caller holds one open (match_tree: one read connection for
-    a tree's branches, not one per step), else one opened for the block."""
-    from e2g.api.core import open_store
-
-    return nullcontext(store) if store is not None else open_store(settings)
-
-
-def writing(
-    settings: Settings, writer: TreeWriter | None
-) -> AbstractContextManager[TreeWriter]:
-    """`writer` when the caller holds one open (match_tree: one for a tree's
-    branches), else one opened for the block."""
-    return (
-        nullcontext(writer) if writer is not None else TreeWriter(settings.store_path)
-    )
-
-
 # Commit messages read per git call while looking for notes.
 HEADS = 5000
-# A backport's own mails: at most this many of the same title are looked at.
-PROCESS_MAILS = 100
-# First releases written per transaction (a kernel's first walk: a million).
-RELEASES_BATCH = 50_000
-
-
-class Scope(NamedTuple):
-    """Where the commits being matched sit: the repository's key in the store, and
-    the named tree and branch they are matched for (None: no named tree)."""
-
-    repo: str
-    tree: str | None = None
-    branch: str | None = None
-    rank: int = 0  # the tree's place in the config: 0 is the most upstream
-
-    @property
-    def version(self) -> str | None:
-        """The stable version a branch name carries ("linux-6.1.y": "6.1")."""
-        found = re.search(r"(\d+\.\d+)", self.branch or "")
-        return found[1] if found else None
 
 
 @dataclass(slots=True)
@@ -460,95 +411,6 @@ def upstream_copy(
     return min(earlier, key=lambda row: (row.commit_date, row.sha), default=None)
 
 
-def process_mails(
-    store: Store, subjects: Sequence[str], *, version: str | None
-) -> dict[str, list[tuple[str, str, str]]]:
-    """By subject key of `subjects`: (message_id, kind, detail) of the backport
-    process's mails of the patch so titled, for the stable series `version` when
-    one is known (then one query per 500 titles; else two ranges per title).
-
-    A form of notice no mail of the archive has (the stable list's own, most
-    archives have neither) is not looked for: 2,000 backports' titles are 2,000
-    keys to look up, not 6,000 (4 ms of their match)."""
-    return _process_mails_by_key(
-        store, {subject_key(subject) for subject in subjects}, version=version
-    )
-
-
-def _process_mails_by_key(
-    store: Store, titles: Collection[str], *, version: str | None
-) -> dict[str, list[tuple[str, str, str]]]:
-    """process_mails() of the subject keys `titles`."""
-    keys = sorted(set(titles))
-    title_of = {key: key for key in keys}
-    forms = [store.has_subject_key_starting(start) for start in NOTICE_STARTS]
-    mails = _ProcessMails(store)
-    # (the title's key, the mail's row)
-    rows: list[tuple[str, ProcessRow]] = []
-    if version is not None:
-        title_of |= {
-            notice: key
-            for key in keys
-            for notice, held in zip(notice_keys(key, version), forms, strict=True)
-            if held
-        }
-        rows = [(title_of[row.key], row) for row in mails.by_key(sorted(title_of))]
-    else:
-        rows = [(row.key, row) for row in mails.by_key(keys)]
-        for key in keys:
-            for prefix, held in zip(notice_prefixes(key), forms, strict=True):
-                if held:
-                    rows += [(key, row) for row in mails.by_key_prefix(prefix)]
-    found: dict[str, list[tuple[str, str, str]]] = {}
-    for key, (_, message_id, subject, kind, base) in rows:
-        series = process_version(subject, base=base)
-        if version and series and series != version:
-            continue
-        detail = f"{kind} mail" + (f" for {series}" if series else "")
-        found.setdefault(key, []).append((message_id, kind, detail))
-    return found
-
-
-class _ProcessMails:
-    """The process mails of subject keys, as the store classified them at ingest
-    (messages.process); on a store whose older mail is not classified yet (the
-    backfill of migration 18 pending) every mail of the keys is read and classified
-    here, as before the column was: an answer is never short for it."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._classified = store.process_classified()
-
-    def by_key(self, keys: Sequence[str]) -> list[ProcessRow]:
-        if self._classified:
-            return self._store.process_by_key(keys)
-        return _classify(self._store, self._store.subjects_by_key(keys))
-
-    def by_key_prefix(self, prefix: str) -> list[ProcessRow]:
-        if self._classified:
-            return self._store.process_by_key_prefix(prefix, limit=PROCESS_MAILS)
-        return _classify(
-            self._store, self._store.subjects_by_key_prefix(prefix, limit=PROCESS_MAILS)
-        )
-
-
-def _classify(store: Store, rows: Sequence[SubjectRow]) -> list[ProcessRow]:
-    """The rows of `rows` that are mails of the backport process, with their step
-    (a bare release's patch by its body, as ingest classifies it)."""
-    return [
-        ProcessRow(row.key, row.message_id, row.subject, str(kind), row.stable_base)
-        for row in rows
-        if (
-            kind := process_kind(
-                row.subject,
-                stable=row.stable,
-                body=store.process_body(row.seq, row.subject),
-            )
-        )
-        is not None
-    ]
-
-
 def backport_rows(
     store: Store, found: Split, *, scope: Scope, max_seq: int
 ) -> list[LinkRows]:
@@ -559,7 +421,7 @@ def backport_rows(
     upstream = _upstream_rows(store, found)
     # Each title's key made once, for the query and the answer.
     titles = {sha: subject_key(found.heads[sha].subject) for sha in found.backports}
-    own = _process_mails_by_key(store, titles.values(), version=scope.version)
+    own = process_mails_by_key(store, titles.values(), version=scope.version)
     rows = []
     for sha, edge in found.backports.items():
         status, files = upstream.get((edge.upstream_repo, edge.upstream_sha), ("", ""))
@@ -701,98 +563,3 @@ def store_split(
         )
         own.copy_log()
     return rows, alone
-
-
-def scope_ranks(settings: Settings) -> dict[str, int]:
-    """Each named tree's place in the config file: 0 is the most upstream."""
-    return {tree.name: rank for rank, tree in enumerate(settings.trees)}
-
-
-def tree_named(settings: Settings, name: str) -> TreeConfig:
-    for tree in settings.trees:
-        if tree.name == name:
-            return tree
-    known = ", ".join(tree.name for tree in settings.trees) or "none configured"
-    raise UsageError(
-        f"no tree named {name!r} in the config file (known: {known}); add "
-        f'[trees.{name}] repo = "PATH", branches = ["BRANCH", ...]'
-    )
-
-
-def branch_name(branch: str) -> str:
-    """What a configured branch is called: the tip of a range ("v6.1..linux-6.1.y")."""
-    return branch.rsplit("..", 1)[-1] or branch
-
-
-def record_branch(  # noqa: PLR0913 - keyword-only
-    settings: Settings,
-    repository: Repo,
-    *,
-    repo: str,
-    tree: str,
-    branch: str,
-    shas: Sequence[str],
-    exclude: Sequence[str],
-    merges: int | None = None,
-    writer: TreeWriter,
-    store: Store | None = None,
-) -> None:
-    """Store that `branch` of `tree` reaches `shas` (beyond the branches `exclude`
-    names, listed before it), each with the merge that brought it in, marking the
-    commits it reached before and lost as gone. Merges are found for what the
-    branch gained since its last recorded tip (all of it after a rebase).
-
-    `merges`: how many merges the branch holds beyond `exclude`, when the caller
-    walked it already; with none (a stable branch is a line of cherry-picks) no
-    merge brought anything in, and the walk of its parents is skipped (2,000
-    backports: 30 ms of the 230 ms their match took). `writer`: the caller's,
-    kept open across the tree's branches; `store`: see reading()."""
-    name = branch_name(branch)
-    tip = repository.resolve(name)
-    with reading(settings, store) as reader:
-        before = reader.branch_tip(repo, tree, name)
-    low = [branch.rsplit("..", 1)[0]] if ".." in branch else []
-    if before is not None and git_trees.is_ancestor(repository, before, tip):
-        low.append(before)
-    # What this walk covers is part of what the caller's did: none there, none here.
-    brought = (
-        git_trees.merged_by(repository, tip, exclude=[*exclude, *low])
-        if merges != 0
-        else {}
-    )
-    # In sha order, as the table's keys are (2,000 commits: 6 ms, not 8 ms).
-    writer.set_branch(
-        repo, tree=tree, branch=name, tip=tip, shas=sorted(shas), merges=brought
-    )
-
-
-def update_releases(
-    settings: Settings,
-    repository: Repo,
-    *,
-    repo: str,
-    store: Store | None = None,
-    writer: TreeWriter | None = None,
-) -> int:
-    """Walk the tags of `repository` not walked before (one `git rev-list` of them
-    all) and store the first tag that contains each commit; how many it found.
-    `store`: see reading(); `writer`: the caller's, else one of its own."""
-    tags = git_trees.tags(repository)
-    with reading(settings, store) as reader:
-        done = reader.release_tags(repo)
-    new = [tag for tag in tags if done.get(tag.name) != tag.target]
-    if not new:
-        return 0
-    before = [tag for tag in tags if done.get(tag.name) == tag.target]
-    found = git_trees.first_tags(repository, new, before=before)
-    count = 0
-    with writing(settings, writer) as own:
-        # A kernel's first walk is a million commits: written as they come, a
-        # transaction per batch (the write lock is not held through the walk). The
-        # tags are written last: a run cut short does them all again, and the
-        # releases it wrote stay (a commit keeps the tag found first).
-        while batch := list(islice(found, RELEASES_BATCH)):
-            own.add_releases(repo, found=batch, tags=())
-            count += len(batch)
-        own.add_releases(repo, found=(), tags=[(t.name, t.target) for t in new])
-    return count

@@ -19,7 +19,8 @@ from e2g.cli.context import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from e2g.api.link import Matched, MatchSummary
+    from e2g.api.match import MatchSummary
+    from e2g.matcher.batch import Matched
 from e2g.cli.link import IgnoreTrailers
 
 
@@ -60,7 +61,7 @@ def _match_trees(  # noqa: PLR0913 - keyword-only
     jsonl: bool,
 ) -> None:
     """`e2g match --tree NAME...`: each tree's branches, one summary line each."""
-    from e2g.api.link import match_tree
+    from e2g.api.match import match_tree
     from e2g.render import link_json
 
     for name in names:
@@ -135,7 +136,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
     ] = None,
 ) -> None:
     """Match every non-merge commit of a range and store the links."""
-    from e2g.api.link import match as match_range
+    from e2g.api.match import match as match_range
     from e2g.render import link_json
 
     jsonl = jsonl or all_results
@@ -165,7 +166,7 @@ def match(  # noqa: PLR0913 - one parameter per command-line option
             to_json=link_json if jsonl else None,
         )
         if jsonl and all_results:
-            from e2g.api.link import stored_results
+            from e2g.api.answers import stored_results
 
             for result in stored_results(
                 options(ctx).settings(), summary.repo, summary.done

@@ -102,7 +102,7 @@ def _check_can_serve(settings: Settings, host: str, port: int) -> None:
     import errno
     import socket
 
-    from e2g.api.core import no_mail, open_store
+    from e2g.api.basis import no_mail, open_store
 
     with open_store(settings) as store:
         if store.max_seq() == 0:

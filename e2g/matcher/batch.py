@@ -14,7 +14,7 @@ This module sits in the matcher layer: below `e2g.api` and `e2g.config`, beside
 
 - `Job.open_matcher`: how a worker gets its Matcher. Opening the store the user's
   Settings name (and saying so when nothing was ingested) is the api's job
-  (`e2g.api.link`); a module-level function with its arguments, so that it pickles.
+  (`e2g.api.match`); a module-level function with its arguments, so that it pickles.
 - `Job.to_json`: the JSON each answer carries when the caller prints answers
   (`e2g.render.link_json`, passed down by the CLI); made in the worker like the
   rest of the answer, so the streamed output is what the main process made before.

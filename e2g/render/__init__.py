@@ -28,7 +28,7 @@ from e2g import words
 if TYPE_CHECKING:
     from e2g.api.blame import Review, Run
     from e2g.api.core import SearchHit
-    from e2g.api.link import MatchSummary
+    from e2g.api.match import MatchSummary
     from e2g.api.mirrors import MirrorReport
     from e2g.api.reverse import CommitDiff, WayBack
     from e2g.api.review import CommitText, PostingReview

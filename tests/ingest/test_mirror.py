@@ -283,7 +283,7 @@ def _commit(repo: Path, text: str, message: str | None = None) -> None:
 def test_sync_matches_new_commits_only_not_the_history_before_the_range(
     site: Site, settings: config.Settings, tmp_path: Path
 ) -> None:
-    from e2g.api.link import match
+    from e2g.api.match import match
 
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
@@ -343,7 +343,7 @@ def _damage(site: Site, how: str) -> None:
 def test_an_ingest_goes_on_past_a_failing_inbox(
     site: Site, settings: config.Settings, how: str
 ) -> None:
-    from e2g.api.core import open_store
+    from e2g.api.basis import open_store
 
     _damage(site, how)
     bad, good = f"file://{site.root}/bad/", f"file://{site.root}/frob/"

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from e2g import config
-from e2g.api.core import ingest, open_store
+from e2g.api.basis import open_store
+from e2g.api.core import ingest
 from e2g.index.store import Store
 from e2g.matcher.candidates import FileMap, MessageCache, TouchingPatch
 from tests.conftest import SAMPLE, store_sql, stored_where

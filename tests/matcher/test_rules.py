@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2g.api.core import open_store
+from e2g.api.basis import open_store
 from e2g.git.repo import Repo
 from e2g.mail.patch import diff_lines
 from e2g.matcher.batch import request_for

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from e2g import config
-from e2g.api.link import link, match
+from e2g.api.link import link
+from e2g.api.match import match
 from e2g.api.stats import stats
 from e2g.render import link_json, render_svg
 from tests.conftest import SAMPLE, sample_store

@@ -20,7 +20,8 @@ import pytest
 
 from e2g import config
 from e2g.api import core
-from e2g.api.link import link, match_tree
+from e2g.api.link import link
+from e2g.api.match import match_tree
 from e2g.render import link_json
 from tests.conftest import git
 from tests.trees.world import LINES, World, _env, _post, _tick

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from e2g import config, faults
-from e2g.api.core import ingest, open_store
-from e2g.api.link import match_tree
-from e2g.api.trees import process_mails
+from e2g.api.basis import open_store
+from e2g.api.core import ingest
+from e2g.api.match import match_tree
+from e2g.api.process_mails import process_mails
 from e2g.index.db import connect
 from e2g.index.schema import MIGRATIONS, PROCESS_PENDING_KEY, SCHEMA_VERSION
 from e2g.index.store_writer import StoreWriter

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from e2g import config
-from e2g.api.core import ingest, open_store
-from e2g.api.trees import process_mails
+from e2g.api.basis import open_store
+from e2g.api.core import ingest
+from e2g.api.process_mails import process_mails
 from e2g.mail.backport import NOTICE_STARTS
 from e2g.mail.subject import subject_key
 

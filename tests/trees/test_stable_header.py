@@ -74,7 +74,8 @@ def test_the_header_with_the_subject_s_own_step() -> None:
 
 def test_ingest_keeps_the_header_and_the_matcher_skips_the_mail(tmp_path) -> None:
     from e2g import config
-    from e2g.api.core import ingest, open_store
+    from e2g.api.basis import open_store
+    from e2g.api.core import ingest
     from e2g.matcher.candidates import Pool
 
     mbox = tmp_path / "list.mbox"

@@ -16,9 +16,11 @@ import pytest
 
 from e2g import config
 from e2g.api import core
+from e2g.api.answers import stored_results
+from e2g.api.basis import open_store
 from e2g.api.blame import blame
-from e2g.api.core import open_store
-from e2g.api.link import link, match, match_head, match_tree, stored_results
+from e2g.api.link import link
+from e2g.api.match import match, match_head, match_tree
 from e2g.api.reverse import way_back
 from e2g.api.stats import stats
 from e2g.index.link_writer import TreeWriter
@@ -462,7 +464,7 @@ def test_releases_in_small_batches_are_the_releases(
     """update_releases writes a transaction per batch: batches of 2 store the same
     first releases as one batch, and a run cut short after its first batch leaves
     what it wrote for the next run to complete."""
-    from e2g.api import trees
+    from e2g.api import branches, trees
     from e2g.git import trees as git_trees
     from e2g.git.repo import Repo
 
@@ -482,12 +484,14 @@ def test_releases_in_small_batches_are_the_releases(
 
     monkeypatch.setattr(git_trees, "first_tags", cut_short)
     with pytest.raises(KeyboardInterrupt):
-        trees.update_releases(small, repository, repo=str(world.repo))
+        branches.update_releases(small, repository, repo=str(world.repo))
     monkeypatch.setattr(git_trees, "first_tags", walk)
     assert len(_releases(small)) == 2  # the first batch; the tags are not done
     with open_store(small) as store:
         assert store.release_tags(str(world.repo)) == {}
-    assert trees.update_releases(small, repository, repo=str(world.repo)) == len(whole)
+    assert branches.update_releases(small, repository, repo=str(world.repo)) == len(
+        whole
+    )
     assert _releases(small) == whole
 
 

@@ -19,7 +19,9 @@ import pytest
 
 from e2g import config
 from e2g.api import core
-from e2g.api.link import link, match, stored_results
+from e2g.api.answers import stored_results
+from e2g.api.link import link
+from e2g.api.match import match
 from tests.conftest import git, mail
 
 START = datetime(2021, 3, 1, 12, 0, tzinfo=UTC)

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from e2g import config
 from e2g.api import core as api
-from e2g.api.link import match
+from e2g.api.match import match
 from e2g.web.app import create_app
 
 LIST = "frob-devel.lists.example.org"

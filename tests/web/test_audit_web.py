@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from e2g.api.audit import range_key
-from e2g.api.link import match
+from e2g.api.match import match
 from e2g.web.app import create_app
 from e2g.web.context import store_signature
 from tests.audit_world import build

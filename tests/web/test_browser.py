@@ -21,7 +21,7 @@ import pytest
 
 from e2g import config
 from e2g.api import core as api
-from e2g.api.link import match
+from e2g.api.match import match
 from e2g.web.app import create_app
 from tests.conftest import sample_repo, sample_store
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from e2g.api.audit.facts import CommitFacts, People, Sources, addresses, read_facts
 from e2g.api.audit.model import CommitAudit
 from e2g.api.audit.verdicts import Rules, decide
-from e2g.api.core import open_store
+from e2g.api.basis import open_store
 from e2g.config import Settings
 from e2g.git.commits import CommitMessage, CommitReader
 from e2g.git.repo import Repo

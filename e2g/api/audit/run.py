@@ -21,16 +21,18 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from e2g.api.answers import repo_key
 from e2g.api.audit.facts import CHUNK, archive_window
 from e2g.api.audit.judge import Job, Judge, judge_chunk, start
 from e2g.api.audit.model import AuditSummary, CommitAudit
 from e2g.api.audit.verdicts import Rules
-from e2g.api.core import open_store
-from e2g.api.link import Matched, MatchSummary, match, match_commits, repo_key
+from e2g.api.basis import open_store
+from e2g.api.match import MatchSummary, match, match_commits
 from e2g.config import Settings
 from e2g.errors import UsageError
 from e2g.git.commits import CommitMessage
 from e2g.git.repo import Repo
+from e2g.matcher.batch import Matched
 
 
 class AuditOptions(NamedTuple):

@@ -10,8 +10,8 @@ import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from e2g.api.core import now as clock
-from e2g.api.core import open_store
+from e2g.api.basis import now as clock
+from e2g.api.basis import open_store
 from e2g.api.queue import states
 from e2g.config import Settings
 from e2g.errors import UsageError

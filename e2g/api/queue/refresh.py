@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from e2g.api.core import now as clock
-from e2g.api.core import open_store
+from e2g.api.basis import now as clock
+from e2g.api.basis import open_store
 from e2g.api.queue import states
 from e2g.api.queue.lifecycle import Context, Lifecycle, lifecycle, verdict_of
 from e2g.config import Settings

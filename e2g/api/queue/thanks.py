@@ -22,8 +22,8 @@ from email.utils import format_datetime, getaddresses
 from pathlib import Path
 from typing import NamedTuple
 
-from e2g.api.core import now as clock
-from e2g.api.core import open_store
+from e2g.api.basis import now as clock
+from e2g.api.basis import open_store
 from e2g.api.queue import states
 from e2g.api.queue.listing import PatchView, view_of
 from e2g.api.queue.refresh import APPLIED

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from e2g.api.core import open_store
+from e2g.api.basis import open_store
 from e2g.api.queue import states
 from e2g.api.queue.listing import PatchView, view_of
 from e2g.api.reverse import patch_or_cover
