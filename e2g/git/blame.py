@@ -9,7 +9,7 @@ import functools
 from datetime import UTC, datetime, timedelta, timezone
 from typing import NamedTuple
 
-from e2g.git.repo import FULL_SHA
+from e2g.git.objects import FULL_SHA
 from e2g.model import MAX_SUBJECT, Address
 
 

@@ -17,9 +17,18 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, NamedTuple, NoReturn
+from pathlib import Path
+from typing import IO, NamedTuple, NoReturn, Protocol
 
 from e2g.errors import RepoError
+from e2g.git.diffs import (
+    EMPTY_PATCH,
+    DiffBuffer,
+    build_patch,
+    numstat_patch,
+    split_lines,
+)
+from e2g.git.objects import FULL_SHA, raise_git_error
 from e2g.mail.patch import (
     Lines,
     diff_lines,
@@ -28,18 +37,6 @@ from e2g.mail.subject import subject_key
 from e2g.mail.trailers import parse_trailers
 from e2g.model import MAX_BODY, MAX_SUBJECT, Address
 from e2g.model.links import Commit
-
-if TYPE_CHECKING:
-    from e2g.git.repo import Repo
-
-from e2g.git.diffs import (
-    EMPTY_PATCH,
-    DiffBuffer,
-    build_patch,
-    numstat_patch,
-    split_lines,
-)
-from e2g.git.repo import FULL_SHA, raise_git_error
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +78,20 @@ _NUMSTAT_OPTIONS = (*_READ_OPTIONS, "--numstat", "--no-renames")
 _STREAM_BATCH = 500
 
 
+class CommitSource(Protocol):
+    """What a commit reader needs of a repository (e2g.git.repo.Repo is one): the
+    reader sits below the repository that hands readers out."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def resolve(self, rev: str) -> str: ...
+
+    def shallow_boundary(self) -> frozenset[str]: ...
+
+    def command(self, arguments: Sequence[str]) -> list[str]: ...
+
+
 class CommitReader:
     """Commits read through one `git diff-tree --stdin` process, batch after batch.
 
@@ -91,7 +102,12 @@ class CommitReader:
     """
 
     def __init__(
-        self, repo: Repo, *, diffs: bool, batch_size: int = 0, renames: bool = True
+        self,
+        repo: CommitSource,
+        *,
+        diffs: bool,
+        batch_size: int = 0,
+        renames: bool = True,
     ) -> None:
         self._repo = repo
         # Shas per write (0: the default); at most _STREAM_BATCH, see there.
@@ -158,7 +174,7 @@ class CommitReader:
         try:
             return subprocess.Popen(
                 # --always: a commit that changes nothing still prints its header.
-                self._repo._command(["diff-tree", "--always", *self._options]),
+                self._repo.command(["diff-tree", "--always", *self._options]),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,

@@ -10,12 +10,16 @@ than the caller's bound is read up to it and the rest passed over.
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
-from e2g.errors import E2gError
+from e2g.errors import E2gError, RepoError, UnknownCommit
+
+# A full object name: SHA-1, or SHA-256 in a repository that uses it.
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def git_process(
@@ -123,3 +127,15 @@ class ObjectReader:
         said = self._process.stderr.read().decode("utf-8", "replace").strip()
         detail = said.splitlines()[-1] if said else "it stopped"
         raise self._error(f"cannot read {self._label}: git cat-file failed: {detail}")
+
+
+def raise_git_error(stderr: bytes, *, revs: Iterable[str], root: Path) -> NoReturn:
+    """What a failed git run on the repository at `root` says: an unknown revision
+    among `revs`, else git's last line."""
+    message = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    detail = message[-1] if message else "git failed"
+    detail = detail.removeprefix("fatal: ")
+    for rev in revs:
+        if rev and rev in detail:
+            raise UnknownCommit(f"unknown revision '{rev}': {detail}")
+    raise RepoError(f"git failed in {root}: {detail}")

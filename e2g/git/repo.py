@@ -10,15 +10,18 @@ the streaming reader in `e2g.git.commits`, their diffs cut and identified in
 
 from __future__ import annotations
 
-import re
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING
 
 from e2g.errors import NotFound, RepoError, UnknownCommit, UsageError
+
+# FULL_SHA is named here too: the readers of a repository's files import it with Repo.
+from e2g.git.objects import FULL_SHA as FULL_SHA
+from e2g.git.objects import raise_git_error
 from e2g.model import Address
 from e2g.model.links import Commit
 
@@ -41,9 +44,6 @@ _PINNED_CONFIG = (
 # over git.git (500 MB of packs) grew to 330 MB resident; with 128 MiB, 190 MB and
 # the same speed (15,000 commits read in 11.4 s either way).
 _MEMORY_CONFIG = ("core.packedGitLimit=128m", "core.packedGitWindowSize=32m")
-
-
-FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _common_dir(git_dir: Path) -> Path:
@@ -302,7 +302,7 @@ class Repo:
         with tempfile.TemporaryFile() as errors:
             try:
                 process = subprocess.Popen(
-                    self._command(arguments),
+                    self.command(arguments),
                     stdin=stdin,
                     stdout=subprocess.PIPE,
                     stderr=errors,
@@ -331,7 +331,7 @@ class Repo:
         self._check(["rev-parse", "--git-dir"], revs=())  # a broken repo raises here
         return None  # an unborn HEAD: a new repository has no commits yet
 
-    def _command(self, arguments: Sequence[str]) -> list[str]:
+    def command(self, arguments: Sequence[str]) -> list[str]:
         pinned = [
             item
             for setting in (*_PINNED_CONFIG, *_MEMORY_CONFIG)
@@ -344,7 +344,7 @@ class Repo:
     ) -> subprocess.CompletedProcess[bytes]:
         try:
             return subprocess.run(
-                self._command(arguments), input=data, capture_output=True, check=False
+                self.command(arguments), input=data, capture_output=True, check=False
             )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error
@@ -504,13 +504,3 @@ UNCOMMITTED = "0" * 40
 def _parse_contact(line: str) -> Address:
     name, _, email = line.rpartition("<")
     return Address(name.strip(), email.rstrip(">").strip())
-
-
-def raise_git_error(stderr: bytes, *, revs: Iterable[str], root: Path) -> NoReturn:
-    message = stderr.decode("utf-8", errors="replace").strip().splitlines()
-    detail = message[-1] if message else "git failed"
-    detail = detail.removeprefix("fatal: ")
-    for rev in revs:
-        if rev and rev in detail:
-            raise UnknownCommit(f"unknown revision '{rev}': {detail}")
-    raise RepoError(f"git failed in {root}: {detail}")

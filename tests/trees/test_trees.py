@@ -464,7 +464,7 @@ def test_releases_in_small_batches_are_the_releases(
     """update_releases writes a transaction per batch: batches of 2 store the same
     first releases as one batch, and a run cut short after its first batch leaves
     what it wrote for the next run to complete."""
-    from e2g.api import branches, trees
+    from e2g.api import branches
     from e2g.git import trees as git_trees
     from e2g.git.repo import Repo
 
@@ -475,7 +475,7 @@ def test_releases_in_small_batches_are_the_releases(
     data = tmp_path / "data"
     small = settings_for(world, data)
     core.ingest(small, [world.archive])
-    monkeypatch.setattr(trees, "RELEASES_BATCH", 2)
+    monkeypatch.setattr(branches, "RELEASES_BATCH", 2)
     walk = git_trees.first_tags
 
     def cut_short(*args: object, **kwargs: object) -> object:
