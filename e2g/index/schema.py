@@ -44,6 +44,12 @@ QUEUE_TREES_KEY = "queue_trees"
 # when it moves, which patches no matched repository holds is decided again.
 QUEUE_COMMITS_KEY = "queue_commits"
 
+# A member of a lineage whose root joined another points at that root's root.
+_REPOINT = """
+    UPDATE series SET lineage = (SELECT p.lineage FROM series p WHERE p.id = series.lineage)
+    WHERE lineage IN (SELECT id FROM series WHERE lineage IS NOT NULL);
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -486,6 +492,25 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_found ON events(found);
     CREATE INDEX events_message ON events(message_id, kind);
+    """,
+    # 21: a series' lineage no longer depends on the order mail was read in (a v2
+    # read before its v1 started a lineage of its own: e2g.index.series). Each
+    # lineage root with an older version of the same author and subject key joins
+    # that version's lineage (always a lower version, so no cycle), its members are
+    # pointed at the new root (a chain is at most as deep as versions go: four passes
+    # reach v5), and the queue is derived afresh (QUEUE_SEQ_KEY removed): a v1 may
+    # now be superseded.
+    f"""
+    UPDATE series SET lineage = (
+        SELECT COALESCE(o.lineage, o.id) FROM series o
+        WHERE o.author_email = series.author_email
+          AND o.subject_key = series.subject_key AND o.version < series.version
+        ORDER BY o.version DESC, o.id LIMIT 1)
+    WHERE lineage IS NULL AND EXISTS (
+        SELECT 1 FROM series o WHERE o.author_email = series.author_email
+          AND o.subject_key = series.subject_key AND o.version < series.version);
+    {_REPOINT * 4}
+    DELETE FROM meta WHERE key = '{QUEUE_SEQ_KEY}';
     """,
 )
 

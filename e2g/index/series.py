@@ -14,7 +14,10 @@ Rules, in order, for a patch `k/N` version `v` from sender `S`:
 A patch without `k/N` is a series of its own. A cover letter (`0/N` or an unnumbered
 PATCH-tagged root) adopts a coverless series of S/v whose patches reply to it, or starts
 one. A new series joins the lineage of S's older series with the same subject key and a
-lower version (v1 -> v2 -> v3 across threads).
+lower version (v1 -> v2 -> v3 across threads); mail arrives out of order, so it also
+joins the lineage of such a series with a higher version (v2 read before v1: the
+sample's frob-devel.mbox carries v2, frob-net.mbox.gz v1), and when both exist in two
+lineages, the later one is merged into the earlier.
 """
 
 from __future__ import annotations
@@ -154,11 +157,14 @@ class SeriesAssigner:
     def _new_series(self, seq: int, message: Message, *, cover: bool) -> int:
         subject = message.subject
         first_date = None if message.date is None else int(message.date.timestamp())
-        older = self._db.execute(
-            "SELECT COALESCE(lineage, id) FROM series WHERE author_email = ? "
-            "AND subject_key = ? AND version < ? ORDER BY version DESC LIMIT 1",
-            (message.author.email, subject.key, subject.version),
-        ).fetchone()
+        older = self._lineage_of(message, "version < ? ORDER BY version DESC")
+        newer = self._lineage_of(message, "version > ? ORDER BY version")
+        if older is not None and newer is not None and older != newer:
+            self._db.execute(
+                "UPDATE series SET lineage = ? WHERE id = ? OR lineage = ?",
+                (older, newer, newer),
+            )
+        root = older if older is not None else newer
         cursor = self._db.execute(
             "INSERT INTO series(cover_seq, author_email, version, total, subject_key, "
             "first_date, lineage) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -169,8 +175,18 @@ class SeriesAssigner:
                 subject.total,
                 subject.key,
                 first_date,
-                None if older is None else older[0],
+                root,
             ),
         )
         assert cursor.lastrowid is not None
         return int(cursor.lastrowid)
+
+    def _lineage_of(self, message: Message, versions: str) -> int | None:
+        """The lineage root of S's nearest series with this subject key whose version
+        `versions` selects (an SQL condition on `version` and its order)."""
+        row = self._db.execute(
+            "SELECT COALESCE(lineage, id) FROM series WHERE author_email = ? "
+            f"AND subject_key = ? AND {versions} LIMIT 1",  # noqa: S608 - our own SQL
+            (message.author.email, message.subject.key, message.subject.version),
+        ).fetchone()
+        return None if row is None else int(row[0])
