@@ -194,10 +194,26 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     run(
         "blame", "--json", "--history", "-L", "1,5", "-C", str(repo), "net/frob_stats.c"
     )
+    run("patches", "--json", "--state", "all")
+    run("events", "--json")
+    # Keiko's v1 and v2, whose second part changed a hunk between them.
+    run("series", "--json", "20220912120000.2302-3-keiko@example.com")
     yield found
 
 
-JSON_PAGES = ("ingest", "sync", "search", "link", "match", "stats", "audit", "blame")
+JSON_PAGES = (
+    "ingest",
+    "sync",
+    "search",
+    "link",
+    "match",
+    "stats",
+    "audit",
+    "blame",
+    "patches",
+    "events",
+    "series",
+)
 
 
 @pytest.mark.parametrize("name", JSON_PAGES)
