@@ -1,6 +1,7 @@
 """The patch queue on the web: /patches (a form, paged, links that keep its filters),
-its JSON twin /api/v1/patches, /api/v1/events, and the Atom feeds /patches.atom and
-/events.atom with the same filters.
+its JSON twin /api/v1/patches, /api/v1/events, the Atom feeds /patches.atom and
+/events.atom with the same filters, and /series/ID with its twin /api/v1/series/ID
+(every version of a series: e2g series).
 
 Each handler checks its inputs (bounded), calls e2g.api.queue.listing and renders
 an autoescaped template or a feed built with ElementTree (which escapes every text
@@ -18,10 +19,11 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from e2g import __version__
-from e2g.api.queue import listing, states
+from e2g.api.queue import listing, states, versions
 from e2g.index.store import EventFilter, QueueFilter
-from e2g.render.queue import event_json, patch_json
+from e2g.render.queue import event_json, patch_json, series_json
 from e2g.web.context import WebContext, web_context
+from e2g.web.render import check_message_id
 from e2g.web.rest import ERRORS
 
 pages = APIRouter(include_in_schema=False)
@@ -32,6 +34,7 @@ PAGE_SIZE = 50
 MAX_PAGE = 2000
 FEED_ENTRIES = 50
 MAX_LIMIT = 1000
+FILES_SHOWN = 100  # files of one part's change listed on /series/ID
 ATOM = "http://www.w3.org/2005/Atom"
 Text = Annotated[str, Query(max_length=200)]
 
@@ -134,6 +137,27 @@ def patches_api(
             "patches": [patch_json(view) for view in found.patches],
         }
     )
+
+
+@pages.get("/series/{message_id:path}")
+def series_page(message_id: str, context: Context) -> HTMLResponse:
+    history = versions.series_history(context.settings, check_message_id(message_id))
+    latest = history.versions[-1] if history.versions else None
+    body = context.templates.get_template("series.html").render(
+        history=history,
+        title=(latest.subject if latest else "") or "(no subject)",
+        files_shown=FILES_SHOWN,
+    )
+    return HTMLResponse(body, headers={"cache-control": "no-cache"})
+
+
+@rest.get(
+    "/series/{message_id:path}",
+    summary="Every version of a series and what changed (e2g series --json)",
+)
+def series_api(message_id: str, context: Context) -> JSONResponse:
+    history = versions.series_history(context.settings, check_message_id(message_id))
+    return JSONResponse(series_json(history))
 
 
 def _event_filter(

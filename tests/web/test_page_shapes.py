@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from e2g.api import core as api_core
 from e2g.api import threads
 from e2g.api.blame import BlameResult, Review, Run
+from e2g.api.queue import listing, versions
 from e2g.api.reverse import Applied, SeriesTally, WayBack
 from e2g.api.review import CommitText, Excerpt, FileDiff, PostingReview
 from e2g.api.tokens import Span, TokenResult
@@ -332,6 +333,79 @@ recent = st.builds(
     trees=tuples(texts),
 )
 counts = st.none() | st.builds(StoreCounts, *([small] * 12))
+queue_states = st.sampled_from(
+    [*listing.states.STATES, listing.states.PARTLY_APPLIED, ""]
+)
+patch_views = st.builds(
+    listing.PatchView,
+    message_id=ids,
+    subject=texts,
+    author_name=texts,
+    author_email=texts,
+    date=st.none() | dates,
+    list=texts,
+    series=ids,
+    version=st.integers(0, 9),
+    part=st.none() | st.just("2/5") | texts,
+    state=queue_states,
+    mail_state=queue_states,
+    untracked=texts,
+    commits=tuples(
+        st.builds(
+            listing.Commit,
+            commit=shas,
+            repo=texts,
+            tree=st.none() | texts,
+            branch=st.none() | texts,
+            release=st.none() | texts,
+        )
+    ),
+    superseded_by=st.none() | ids,
+    superseded_applied=st.booleans(),
+    reviews=tuples(st.builds(listing.Review, who=texts, tag=texts)),
+    replies=small,
+    last_activity=st.none() | dates,
+    note=texts,
+)
+series_versions = st.builds(
+    versions.SeriesVersion,
+    message_id=ids,
+    version=st.integers(0, 9),
+    subject=texts,
+    date=st.none() | dates,
+    state=queue_states,
+    tally=st.just("") | st.just("1 of 2") | texts,
+    parts=tuples(patch_views),
+)
+file_changes = st.builds(
+    versions.FileChange,
+    path=texts,
+    change=st.sampled_from(["same", "changed", "added", "dropped", ""]),
+    identical=small,
+    edited=small,
+    added=small,
+    dropped=small,
+)
+part_changes = st.builds(
+    versions.PartChange,
+    part=texts,
+    before=st.none() | ids,
+    after=st.none() | ids,
+    files=tuples(file_changes, 4),
+)
+series_histories = st.builds(
+    versions.SeriesHistory,
+    asked=ids,
+    versions=tuples(series_versions),
+    changes=tuples(
+        st.builds(
+            versions.VersionChange,
+            before=st.integers(0, 9),
+            after=st.integers(0, 9),
+            parts=tuples(part_changes),
+        )
+    ),
+)
 
 
 # --- the app, with fakes where git and the store would answer ---------------------------
@@ -468,3 +542,15 @@ def test_the_front_page_for_every_store(
             threads, "recent_commits", lambda settings, **_: list(commits_seen)
         )
         ask(client, "/")
+
+
+@SHAPES
+@given(history=series_histories)
+def test_a_series_page_for_every_history(
+    shaped: tuple[TestClient, Shapes], history: versions.SeriesHistory
+) -> None:
+    client, _ = shaped
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(versions, "series_history", lambda settings, wanted: history)
+        ask(client, "/series/a@example.org")
+        ask(client, "/api/v1/series/a@example.org")

@@ -15,6 +15,8 @@ from fastapi.testclient import TestClient
 
 from e2g import config
 from e2g.api.queue.refresh import refresh
+from e2g.api.queue.versions import series_history
+from e2g.render.queue import series_json
 from e2g.web.app import create_app
 from tests.queue_world import FRESH, build
 from tests.web.conftest import SCRIPT
@@ -155,3 +157,62 @@ def test_the_web_tests_store_renders(client: TestClient) -> None:
 def test_an_empty_view_renders(queue_client: TestClient) -> None:
     page = queue_client.get("/patches", params={"q": "nothingmatchesthis"})
     assert page.status_code == 200 and "No patch in this view." in page.text
+
+
+def test_the_series_page_shows_every_version_and_what_changed(
+    world: World_, queue_client: TestClient
+) -> None:
+    settings, ids = world
+    for asked in (ids["superseded"], ids["new"]):  # any version answers
+        page = queue_client.get(f"/series/{asked}")
+        assert page.status_code == 200, page.text
+        text = " ".join(page.text.split())
+        assert text.count('<section class="version"') == 2
+        assert "v1 → v2" in text
+        assert "<code>b.c</code> changed: 1 edited; 0 unchanged" in text
+        assert re.search(r'>v1</a> <span class="tag">superseded</span>', text)
+        assert re.search(r'>v2</a> <span class="tag">new</span>', text)
+    # The JSON twin is e2g series --json.
+    body = queue_client.get(f"/api/v1/series/{ids['new']}").json()
+    assert body == series_json(series_history(settings, ids["new"]))
+    assert [version["version"] for version in body["versions"]] == [1, 2]
+    (change,) = body["changes"]
+    assert change["parts"][0]["from"] == ids["superseded"]
+
+
+def test_the_series_page_answers_a_reply_and_refuses_what_is_no_series(
+    queue_client: TestClient,
+) -> None:
+    for path in ("/series/nosuch@x", "/api/v1/series/nosuch@x"):
+        assert queue_client.get(path).status_code == 404, path
+    # A reply two levels below a patch answers for the patch's series.
+    reply = queue_client.get("/api/v1/series/d-rr@x").json()
+    assert [v["parts"][0]["message_id"] for v in reply["versions"]] == ["d@x"]
+    assert queue_client.get("/series/not a message id").status_code == 400
+
+
+def test_patches_rows_and_patch_threads_link_to_the_series(
+    world: World_, queue_client: TestClient
+) -> None:
+    _, ids = world
+    listed = queue_client.get("/patches", params={"state": "all"}).text
+    assert f'href="/series/{ids["new"]}"' in listed
+    assert f'href="/series/{ids["cover"]}"' in listed  # a series' own row
+    thread = queue_client.get(f"/thread/{ids['new']}").text
+    assert f'<a href="/series/{ids["new"]}">versions</a>' in thread
+    reply = queue_client.get("/thread/d-r@x").text
+    assert '<a href="/series/d-r@x">' not in reply  # a reply has no versions link
+
+
+def test_the_series_page_escapes_hostile_mail(
+    world: World_, queue_client: TestClient, client: TestClient
+) -> None:
+    _, ids = world
+    page = queue_client.get(f"/series/{ids['hostile']}")
+    assert page.status_code == 200
+    assert SCRIPT not in page.text and "<b>" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    # A patch the queue does not hold (no diff) renders, and says so.
+    empty = client.get("/series/evil-1@example.org")
+    assert empty.status_code == 200 and SCRIPT not in empty.text
+    assert "No version of this series is in the queue yet" in empty.text
