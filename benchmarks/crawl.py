@@ -17,9 +17,12 @@ which names the commit that applied a patch), the raw download of a few, the lin
 token blame of `--files` files (pages and API twins, a second page where the file has
 one), `/`, `/audit`, `/stats` by every grouping with their charts and API twins,
 search pages and `/api/v1/search` with every query prefix of the query language and
-paging, the API docs, and every page that later work adds, where the server has it
-(`/patches`, `/series/ID`, `/patches.atom`, `/events.atom`, `/metrics`, `/tree/HEAD/`;
-one answering 404 on its first request is counted as absent, not as a failure).
+paging, the API docs, the patch queue (`/patches` and `/api/v1/patches` with every
+state, `all`, a list, an author, a moment, a query and `flat`, several pages deep;
+`/patches.atom` and `/events.atom` with filters; `/api/v1/events`; `/series/ID` and
+`/api/v1/series/ID` for `--series` series), and every page that later work adds,
+where the server has it (`/metrics`, `/tree/HEAD/`; one answering 404 is counted as
+absent, not as a failure).
 
 Prints the count per status and per page kind, the slowest requests, and exits 1 on
 any 5xx, any request that fails to answer, or one slower than `--slow` seconds (30).
@@ -46,7 +49,29 @@ from typing import NamedTuple
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SPARSE = CORPUS / "sparse"
 # Pages later work adds: absent (404 on the first) is no failure, 5xx is.
-OPTIONAL = ("/patches", "/patches.atom", "/events.atom", "/metrics", "/tree/HEAD/")
+OPTIONAL = ("/metrics", "/tree/HEAD/")
+# The queue's kinds: each asks for a stored message or a list, so a 404 is a finding.
+QUEUE_KINDS = (
+    "patches",
+    "api-patches",
+    "patches-atom",
+    "events-atom",
+    "api-events",
+    "series",
+    "api-series",
+)
+# The patch queue's states (e2g.api.queue.states.STATES) and `all`.
+STATES = (
+    "new",
+    "under-review",
+    "reviewed",
+    "rejected",
+    "not-applied",
+    "untracked",
+    "superseded",
+    "applied",
+    "all",
+)
 # One query per prefix and operator of the query language (e2g help query).
 QUERIES = (
     "fix",
@@ -144,16 +169,85 @@ def quoted(text: str) -> str:
     return urllib.parse.quote(text, safe="@")
 
 
-def stored_messages(data_dir: Path) -> list[tuple[str, str]]:
-    """(Message-ID, kind) of every stored message, read through the store's queries."""
+class Stored(NamedTuple):
+    message_id: str
+    kind: str
+    list: str
+    author: str  # the sender's address
+
+
+def stored_messages(data_dir: Path) -> list[Stored]:
+    """Every stored message, read through the store's queries."""
     from e2g import config
     from e2g.api.basis import open_store
 
     store = open_store(config.resolve(data_dir=data_dir))
     try:
-        return [(found.message_id, found.kind) for found in store.iter_messages()]
+        return [
+            Stored(
+                found.message_id,
+                found.kind,
+                (found.lists[0] if found.lists else found.list_id) or "",
+                found.author_email,
+            )
+            for found in store.iter_messages()
+        ]
     finally:
         store.close()
+
+
+def queue_plan(
+    messages: list[Stored], rnd: random.Random, series: int
+) -> list[tuple[str, str]]:
+    """The patch queue's pages: /patches and its JSON twin with each filter and
+    several pages deep, the feeds with filters, the events, and `series` series."""
+    posted = [one for one in messages if one.kind in ("patch", "cover")]
+    lists = sorted({one.list for one in posted if one.list})
+    authors = sorted({one.author for one in posted if one.author})
+    filters = [f"state={state}" for state in STATES]
+    filters += [f"state=all&list={quoted(name)}" for name in lists[:3]]
+    filters += [
+        f"state=all&from={quoted(who)}"
+        for who in rnd.sample(authors, min(3, len(authors)))
+    ]
+    filters += [
+        "state=all&since=2020-01-01",
+        "state=all&since=30+days+ago",
+        "state=all&until=2015-01-01",
+        "state=all&q=fix",
+        "q=is%3Apatch+fix",
+        "state=all&flat=1",
+        "state=new,reviewed&flat=1&since=2010-01-01",
+        "state=bogus",  # a 400, not a 5xx
+    ]
+    urls: list[tuple[str, str]] = []
+    for query in filters:
+        urls += [
+            ("patches", f"/patches?{query}"),
+            ("api-patches", f"/api/v1/patches?{query}"),
+            ("patches-atom", f"/patches.atom?{query}"),
+        ]
+    for page in (2, 3, 5, 10, 2000):
+        urls += [
+            ("patches", f"/patches?state=all&page={page}"),
+            ("patches", f"/patches?state=all&flat=1&n=200&page={page}"),
+            ("api-patches", f"/api/v1/patches?state=all&limit=100&offset={page * 100}"),
+        ]
+    events = ["since=0", "since=5", "since=2020-01-01", "since=0&limit=1000"]
+    events += [f"list={quoted(name)}" for name in lists[:2]]
+    events += [f"from={quoted(who)}" for who in authors[:2]]
+    for query in events:
+        urls += [
+            ("api-events", f"/api/v1/events?{query}"),
+            ("events-atom", f"/events.atom?{query}"),
+        ]
+    urls.append(("events-atom", "/events.atom"))
+    for one in rnd.sample(posted, min(series, len(posted))):
+        urls += [
+            ("series", f"/series/{quoted(one.message_id)}"),
+            ("api-series", f"/api/v1/series/{quoted(one.message_id)}"),
+        ]
+    return urls
 
 
 def plan(
@@ -183,8 +277,8 @@ def plan(
     urls.append(("commit", "/commit/HEAD?order=series"))
     messages = stored_messages(data_dir)
     # Patches and covers first among the threads: their pages carry the way back.
-    posted = [mid for mid, kind in messages if kind in ("patch", "cover")]
-    rest = [mid for mid, kind in messages if kind not in ("patch", "cover")]
+    posted = [one.message_id for one in messages if one.kind in ("patch", "cover")]
+    rest = [one.message_id for one in messages if one.kind not in ("patch", "cover")]
     chosen = rnd.sample(posted, min(args.threads // 2, len(posted)))
     chosen += rnd.sample(rest, min(args.threads - len(chosen), len(rest)))
     for mid in chosen:
@@ -220,9 +314,8 @@ def plan(
             ("api-search", f"/api/v1/search?q={text}&limit=20&offset=20"),
         ]
     urls.append(("search", "/search?q=fix&page=500"))
+    urls += queue_plan(messages, rnd, args.series)
     urls += [("optional", path) for path in OPTIONAL]
-    if posted:
-        urls.append(("optional", f"/series/{quoted(posted[0])}"))
     return urls
 
 
@@ -244,6 +337,7 @@ def is_bad(answer: Answer, slow: float) -> bool:
         return False
     return (
         not isinstance(answer.status, int)
+        or (answer.kind in QUEUE_KINDS and answer.status == 404)
         or answer.status >= 500
         or answer.seconds > slow
     )
@@ -303,6 +397,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=150)
     parser.add_argument("--mails", type=int, default=100)
     parser.add_argument("--files", type=int, default=15)
+    parser.add_argument("--series", type=int, default=50)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument(
         "--slow", type=float, default=30.0, help="seconds a page may take"

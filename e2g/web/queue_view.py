@@ -50,8 +50,10 @@ class Filters:
         from_: Annotated[str, Query(alias="from", max_length=200)] = "",
         since: Text = "",
         until: Text = "",
+        flat: bool = False,
     ) -> None:
         self.q = q
+        self.flat = flat
         self.state = [
             part for value in state or [] for part in value.split(",") if part
         ]
@@ -80,6 +82,7 @@ class Filters:
         pairs += [("from", self.author)] if self.author else []
         pairs += [("since", self.since)] if self.since else []
         pairs += [("until", self.until)] if self.until else []
+        pairs += [("flat", 1)] if self.flat else []
         pairs += list(more.items())
         return urlencode(pairs)
 
@@ -101,6 +104,8 @@ def patches_page(
     )
     pages_ = max(1, min(MAX_PAGE, -(-found.total // n)))
     size = {"n": n} if n != PAGE_SIZE else {}
+    if filters.flat:  # one row per patch version: each its own group
+        found = found._replace(series=[_alone(view) for view in found.patches])
     body = context.templates.get_template("patches.html").render(
         page=found,
         filters=filters,
@@ -114,6 +119,17 @@ def patches_page(
         box_value=filters.q,
     )
     return HTMLResponse(body, headers={"cache-control": "no-cache"})
+
+
+def _alone(view: listing.PatchView) -> listing.SeriesView:
+    return listing.SeriesView(
+        message_id=view.message_id,
+        subject=view.subject,
+        state=view.state,
+        tally="",
+        parts=(view,),
+        total=1,
+    )
 
 
 @rest.get("/patches", summary="The patch queue (e2g patches --json), newest first")

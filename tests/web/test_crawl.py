@@ -34,7 +34,7 @@ crawl = _crawl_module()
 def test_a_5xx_a_failure_and_a_slow_page_fail_the_crawl(capsys) -> None:
     answers = [
         crawl.Answer("commit", "/commit/a", 200, 0.1),
-        crawl.Answer("optional", "/patches", 404, 0.1),
+        crawl.Answer("optional", "/metrics", 404, 0.1),
         crawl.Answer("search", "/search?q=)(", 400, 0.1),
     ]
     assert crawl.report("t", answers, 0, 30.0)
@@ -85,6 +85,18 @@ def test_the_sample_crawls_with_no_5xx(tmp_path: Path, capsys) -> None:
     assert "0 5xx, errors or over 30 s" in line
     assert "(1 merges)" in line  # its page was asked, and answered
     assert "  merge       200: " in out and "  way-back    200: " in out
+    # The queue's pages are required kinds, each asked and answered.
+    for kind in ("patches", "api-patches", "patches-atom", "events-atom"):
+        assert f"  {kind:<11} 200: " in out, kind
+    for kind in ("api-events", "series", "api-series"):
+        assert f"  {kind:<11} 200: " in out, kind
+
+
+def test_a_missing_queue_page_fails_the_crawl() -> None:
+    """The queue's pages are no longer optional: a 404 there is a finding."""
+    assert not crawl.is_bad(crawl.Answer("optional", "/metrics", 404, 0.1), 30.0)
+    assert crawl.is_bad(crawl.Answer("patches", "/patches", 404, 0.1), 30.0)
+    assert crawl.is_bad(crawl.Answer("series", "/series/a@x", 404, 0.1), 30.0)
 
 
 @pytest.mark.corpus

@@ -216,3 +216,17 @@ def test_the_series_page_escapes_hostile_mail(
     empty = client.get("/series/evil-1@example.org")
     assert empty.status_code == 200 and SCRIPT not in empty.text
     assert "No version of this series is in the queue yet" in empty.text
+
+
+def test_flat_lists_a_row_per_patch_and_keeps_it_in_links(
+    queue_client: TestClient,
+) -> None:
+    grouped = queue_client.get("/patches", params={"state": "all", "n": 3})
+    assert '<tr class="series">' in grouped.text
+    flat = queue_client.get("/patches", params={"state": "all", "flat": 1, "n": 3})
+    assert flat.status_code == 200
+    assert '<tr class="series">' not in flat.text
+    assert flat.text.count('<a href="/thread/') == 3
+    (href,) = re.findall(r'<a href="([^"]*)" rel="next">', flat.text)
+    assert parse_qs(urlparse(href.replace("&amp;", "&")).query)["flat"] == ["1"]
+    assert 'name="flat" value="1" checked' in flat.text
