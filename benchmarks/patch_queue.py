@@ -12,7 +12,7 @@ derives the queue, as every ingest does), then times:
 Medians of --rounds runs. No repository is matched: every patch's way back is asked,
 and answered "unknown".
 
-    python benchmarks/queue.py [--messages 35000] [--rounds 5] [--data DIR]
+    python benchmarks/patch_queue.py [--messages 35000] [--rounds 5] [--data DIR]
 
 `--data DIR` reuses a data dir a run left (`--keep`), so a large one is built once.
 """
@@ -29,9 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# This file's name is the standard library's `queue` (multiprocessing imports it):
-# run as a script, its directory must not come first on the path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.gen_archive import generate  # noqa: E402
