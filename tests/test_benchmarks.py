@@ -231,3 +231,41 @@ def test_startup_prints_every_figure_next_to_its_target() -> None:
         (line,) = [line for line in lines if line.startswith(label)]
         assert "ms" in line
     assert "<60ms" in result.stdout and "<150ms" in result.stdout
+
+
+def test_patch_queue_prints_every_figure_at_a_tiny_size(tmp_path: Path) -> None:
+    """benchmarks/patch_queue.py run as a script on 300 generated messages, once."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "patch_queue.py")]
+        + ["--messages", "300", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    found = re.search(
+        r"^([\d,]+) messages, ([\d,]+) patch versions: \{", result.stdout, re.M
+    )
+    assert found is not None, result.stdout
+    assert int(found[1].replace(",", "")) >= 300 and int(found[2].replace(",", "")) > 0
+    for label in (
+        "derive every patch: median",
+        "refresh with nothing new: median",
+        "listing.patches (default states, 100 rows): median",
+        "listing.patches (--from, 100 rows): median",
+        "e2g patches: median",
+        "e2g patches --json: median",
+        "e2g patches --flat --state all: median",
+    ):
+        (line,) = [line for line in lines if line.startswith(label)]
+        assert " ms" in line, line
+
+
+def test_no_benchmark_hides_a_standard_module() -> None:
+    """A script's directory comes first on sys.path: benchmarks/queue.py hid the
+    standard library's queue from crawl.py (its ThreadPoolExecutor failed)."""
+    names = {path.stem for path in BENCHMARKS.glob("*.py")}
+    assert names & set(sys.stdlib_module_names) == set()
