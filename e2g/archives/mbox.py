@@ -65,6 +65,9 @@ _LOOKAHEAD = 8192  # bytes after a "From " candidate needed to judge it
 _MAX_HEADER_BLOCK = 256 * 1024
 _SEPARATOR = re.compile(rb"From [^\n]{0,4000}\n[\x21-\x39\x3b-\x7e]{1,200}:")
 _QUOTED_FROM = re.compile(rb"^>(>*From )", re.MULTILINE)
+_FROM = re.compile(rb"^(>*From )", re.MULTILINE)
+# The separator public-inbox writes before each message of an mboxrd it serves.
+MBOXRD_SEPARATOR = b"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
 _CONTENT_LENGTH = re.compile(
     rb"^content-length:[ \t]*(\d{1,12})[ \t]*\r?$", re.MULTILINE | re.IGNORECASE
 )
@@ -112,6 +115,22 @@ def unquote_from(data: bytes) -> bytes:
     if b">From " not in data:
         return data
     return _QUOTED_FROM.sub(rb"\1", data)
+
+
+def quote_from(data: bytes) -> bytes:
+    """mboxrd quoting, `unquote_from`'s inverse: a line "^>*From " gains a ">"."""
+    if b"From " not in data:
+        return data
+    return _FROM.sub(rb">\1", data)
+
+
+def mboxrd_entry(raw: bytes) -> bytes:
+    """One message's bytes as an mboxrd entry, as public-inbox serves them: the
+    separator, the bytes with their "From " lines quoted, a blank line."""
+    body = quote_from(raw)
+    if not body.endswith(b"\n"):
+        body += b"\n"
+    return MBOXRD_SEPARATOR + body + b"\n"
 
 
 def split_mbox(

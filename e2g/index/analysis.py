@@ -13,6 +13,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from e2g.mail.lists import short_name
+
 MAX_PATHS = 2_000  # files indexed per message (a treewide patch can touch 10,000)
 MAX_DEPTH = 32  # directory prefixes indexed per path (and subsystem prefix)
 
@@ -128,7 +130,7 @@ def list_tokens(lists: Iterable[str]) -> list[str]:
         clean = fold(list_id).strip()
         if clean:
             tokens[clean] = None
-            tokens[clean.split(".", 1)[0]] = None
+            tokens[short_name(clean)] = None
     return list(tokens)
 
 

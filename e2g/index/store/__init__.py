@@ -8,7 +8,7 @@ One module per reader it serves, each a group of named queries (a mixin of `Stor
 `messages` (the matcher's lookups and single messages), `bulk` (the store as a
 whole), `views` (what pages and views count and list), `links` (stored links by
 commit), `trees` (branches, backports, releases), `queue` (the patch queue and its
-events); `base` holds the connection and
+events), `tracker` (the ids and pages of Patchwork's API); `base` holds the connection and
 the reading of rows they share, `rows` the values some queries return.
 """
 
@@ -38,7 +38,6 @@ from e2g.index.store.queue import (
     EventRow,
     NewMail,
     QueueFilter,
-    QueueReads,
     QueueRow,
     ThreadNode,
 )
@@ -55,6 +54,12 @@ from e2g.index.store.rows import (
     TreePlace,
     branch_label,
 )
+from e2g.index.store.tracker import (
+    CoverFilter,
+    Person,
+    SeriesRow,
+    TrackerReads,
+)
 from e2g.index.store.trees import TreeReads
 from e2g.index.store.views import ViewReads
 from e2g.model.stored import StoredMessage
@@ -63,6 +68,7 @@ __all__ = [
     "AuditRow",
     "BLOCK_KINDS",
     "BackportEdge",
+    "CoverFilter",
     "Blocks",
     "DIFF_BLOCK_BYTES",
     "DIFF_BLOCK_CACHE",
@@ -73,9 +79,11 @@ __all__ = [
     "MESSAGE_COLUMNS",
     "MatchedSpan",
     "NewMail",
+    "Person",
     "ProcessRow",
     "QueueFilter",
     "QueueRow",
+    "SeriesRow",
     "Store",
     "StoreCounts",
     "StoredLink",
@@ -96,5 +104,5 @@ __all__ = [
 ]
 
 
-class Store(MessageReads, BulkReads, ViewReads, LinkReads, TreeReads, QueueReads):
+class Store(MessageReads, BulkReads, ViewReads, LinkReads, TreeReads, TrackerReads):
     """Read access to one store file. Use as a context manager."""

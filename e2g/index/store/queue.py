@@ -61,6 +61,23 @@ class QueueFilter(NamedTuple):
     message_ids: tuple[str, ...] | None = None  # a search's hits (None: no search)
     limit: int = 100
     offset: int = 0
+    # Patchwork's filters (e2g.api.patchwork): exact, where the above are loose.
+    series: tuple[str, ...] = ()  # series named by their head's Message-ID
+    author_email: str = ""  # the author's address, whole, case-blind
+    subject: str = ""  # a part of the subject, case-blind
+    message_id: str = ""  # this one patch version
+    order: str = "-date"  # a key of QUEUE_ORDERS
+
+
+# How `QueueFilter.order` sorts: Patchwork's order names (a "-" for descending).
+QUEUE_ORDERS = {
+    "-date": "date DESC, seq DESC",
+    "date": "date, seq",
+    "-id": "seq DESC",
+    "id": "seq",
+    "-name": "subject DESC, seq DESC",
+    "name": "subject, seq",
+}
 
 
 class EventRow(NamedTuple):
@@ -101,9 +118,28 @@ class NewMail(NamedTuple):
     series_id: int | None
 
 
-def _like(text: str) -> str:
+def like_pattern(text: str) -> str:
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%")
     return "%" + escaped.replace("_", "\\_") + "%"
+
+
+def _exact_where(
+    wanted: QueueFilter, clauses: list[str], parameters: list[object]
+) -> tuple[str, list[object]]:
+    """The filters Patchwork's API adds, joined to the others."""
+    if wanted.series:
+        clauses.append("series IN (SELECT value FROM json_each(?))")
+        parameters.append(json.dumps(list(wanted.series)))
+    if wanted.author_email:
+        clauses.append("lower(author_email) = ?")
+        parameters.append(wanted.author_email.lower())
+    if wanted.subject:
+        clauses.append("lower(subject) LIKE ? ESCAPE '\\'")
+        parameters.append(like_pattern(wanted.subject))
+    if wanted.message_id:
+        clauses.append("message_id = ?")
+        parameters.append(wanted.message_id)
+    return " AND ".join(clauses), parameters
 
 
 class ThreadNode(NamedTuple):
@@ -357,11 +393,12 @@ class QueueReads(StoreBase):
         """The rows `wanted` asks for, newest first (an index on date walks back and
         stops at the limit; on state and date when states are asked for)."""
         where, parameters = self._queue_where(wanted)
+        order = QUEUE_ORDERS.get(wanted.order, QUEUE_ORDERS["-date"])
         return [
             QueueRow(*row)
             for row in self._connection.execute(
                 f"SELECT {QUEUE_COLUMNS} FROM queue WHERE {where} "  # noqa: S608 - ours
-                "ORDER BY date DESC, seq DESC LIMIT ? OFFSET ?",
+                f"ORDER BY {order} LIMIT ? OFFSET ?",
                 (*parameters, max(0, wanted.limit), max(0, wanted.offset)),
             )
         ]
@@ -397,7 +434,7 @@ class QueueReads(StoreBase):
                 "(lower(author_email) LIKE ? ESCAPE '\\' "
                 "OR lower(author_name) LIKE ? ESCAPE '\\')"
             )
-            parameters += [_like(wanted.author)] * 2
+            parameters += [like_pattern(wanted.author)] * 2
         if wanted.since is not None:
             clauses.append("date >= ?")
             parameters.append(wanted.since)
@@ -410,7 +447,7 @@ class QueueReads(StoreBase):
                 "OR series IN (SELECT value FROM json_each(?)))"
             )
             parameters += [json.dumps(list(wanted.message_ids))] * 2
-        return " AND ".join(clauses), parameters
+        return _exact_where(wanted, clauses, parameters)
 
     def recorded(self, kind: str, message_ids: Sequence[str]) -> set[str]:
         """Which of these Message-IDs have an event of `kind`."""
@@ -437,7 +474,7 @@ class QueueReads(StoreBase):
                 "(lower(author_email) LIKE ? ESCAPE '\\' "
                 "OR lower(author_name) LIKE ? ESCAPE '\\')"
             )
-            parameters += [_like(wanted.author)] * 2
+            parameters += [like_pattern(wanted.author)] * 2
         for column, values in (
             ("list", wanted.lists),
             ("kind", wanted.kinds),
