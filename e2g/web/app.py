@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from e2g import __version__, errors, words
 from e2g.config import Settings
-from e2g.web import lore, pages, queue_view, rest
+from e2g.web import lore, pages, patchwork, queue_view, rest
 from e2g.web.context import CACHE_ENTRIES, ResultCache, WebContext
 from e2g.web.render import BadInput, diff_lines, message_path, safe_href
 
@@ -255,6 +255,9 @@ def create_app(
     app.include_router(queue_view.pages)
     app.include_router(rest.router)
     app.include_router(queue_view.rest)
+    # Patchwork's API at its version and at /api/ (the latest, as Patchwork).
+    app.include_router(patchwork.router, prefix=f"/api/{patchwork.VERSION}")
+    app.include_router(patchwork.router, prefix="/api")
     # Last: lore's /<list>/<msgid>/ shapes take only what no route above takes.
     app.include_router(lore.router)
     return app
