@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from e2g import errors
-from e2g.api.core import open_store, search
+from e2g.api.basis import open_store
+from e2g.api.core import search
 from e2g.archives.mbox import mboxrd_entry
 from e2g.config import Settings
 from e2g.index.store import Store

@@ -23,7 +23,7 @@ from email.parser import BytesHeaderParser
 from email.policy import compat32
 from typing import NamedTuple
 
-from e2g.api.core import open_store
+from e2g.api.basis import open_store
 from e2g.api.queue import states
 from e2g.api.queue.listing import view_of
 from e2g.archives.mbox import mboxrd_entry

@@ -54,7 +54,7 @@ def test_search_as_mbox_and_as_page(client, web_data: WebData):
 
 
 def test_b4_asks_for_postings_by_patch_id(client, web_data: WebData):
-    from e2g.api.core import open_store
+    from e2g.api.basis import open_store
 
     with open_store(web_data.settings) as store:
         message = store.message(PATCH)
