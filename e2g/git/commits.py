@@ -119,6 +119,8 @@ class CommitReader:
         if diffs and not renames:
             self._options[self._options.index("-M")] = "--no-renames"
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        # Commits skipped because git could not read their objects.
+        self.unreadable: list[str] = []
         self._process: subprocess.Popen[bytes] | None = self._start()
 
     def __enter__(self) -> CommitReader:
@@ -146,25 +148,73 @@ class CommitReader:
             sha if FULL_SHA.fullmatch(sha) else self._repo.resolve(sha) for sha in shas
         ]
         for start in range(0, len(names), self._batch):
-            finished = False
+            batch = names[start : start + self._batch]
+            given: set[str] = set()
             try:
-                self._send(names[start : start + self._batch])
-                for record in self._records():
-                    built = _build_commit(
-                        record, shallow=self._shallow, numstat=not self._diffs
-                    )
-                    if built is not None:
-                        commit, found = built
-                        if lines and found is None:
-                            found = diff_lines(commit.patch.diff)
-                        yield commit, found
-                finished = True
-            finally:
-                if not finished:
-                    # The caller stopped (or git failed) mid-batch: what git still
-                    # prints belongs to no one, so a next batch gets a new git (not
-                    # started before it is asked for: `link` reads one commit).
-                    self._stop()
+                for commit, found in self._read_batch(batch, lines=lines):
+                    given.add(commit.sha)
+                    yield commit, found
+            except RepoError as error:
+                if not _unreadable(error):
+                    raise
+                # git died on an object the repository lacks (a partial or damaged
+                # clone): the rest of the batch a commit at a time, past those
+                # whose objects cannot be read.
+                for sha in batch:
+                    if sha not in given:
+                        yield from self._read_one(sha, lines=lines)
+
+    def _read_one(
+        self, sha: str, *, lines: bool
+    ) -> Iterator[tuple[Commit, Lines | None]]:
+        """`sha` alone; a commit whose objects git cannot read is skipped, said
+        once on stderr and kept in `unreadable`."""
+        try:
+            yield from list(self._read_batch([sha], lines=lines))
+        except RepoError as error:
+            if not _unreadable(error):
+                raise
+            self.unreadable.append(sha)
+            log.warning(
+                "%s: commit %s cannot be read (%s): its objects are missing from the "
+                "repository (a partial or damaged clone); skipped",
+                self._repo.root,
+                sha[:12],
+                error,
+            )
+
+    def _read_batch(
+        self, names: Sequence[str], *, lines: bool
+    ) -> Iterator[tuple[Commit, Lines | None]]:
+        finished = False
+        try:
+            self._send(names)
+            # Each record is given once the next one (or the batch's end marker)
+            # shows it whole: git dies mid-record on an object it cannot read.
+            held: _Record | None = None
+            for record in self._records():
+                if held is not None:
+                    yield from self._built(held, lines=lines)
+                held = record
+            if held is not None:
+                yield from self._built(held, lines=lines)
+            finished = True
+        finally:
+            if not finished:
+                # The caller stopped (or git failed) mid-batch: what git still
+                # prints belongs to no one, so a next batch gets a new git (not
+                # started before it is asked for: `link` reads one commit).
+                self._stop()
+
+    def _built(
+        self, record: _Record, *, lines: bool
+    ) -> Iterator[tuple[Commit, Lines | None]]:
+        built = _build_commit(record, shallow=self._shallow, numstat=not self._diffs)
+        if built is not None:
+            commit, found = built
+            if lines and found is None:
+                found = diff_lines(commit.patch.diff)
+            yield commit, found
 
     def close(self) -> None:
         self._stop()
@@ -219,7 +269,27 @@ class CommitReader:
             self._process.kill()
             self._process.wait()
         self._errors.seek(0)
-        raise_git_error(self._errors.read(), revs=(), root=self._repo.root)
+        said = self._errors.read()
+        # Each git's words apart: the next one starts from an empty file.
+        self._errors.seek(0)
+        self._errors.truncate()
+        raise_git_error(said, revs=(), root=self._repo.root)
+
+
+# What git says of an object it cannot read: the repository lacks it.
+_UNREADABLE = (
+    "unable to read",
+    "bad object",
+    "missing blob",
+    "missing tree",
+    "not a valid object",
+    "could not read",
+)
+
+
+def _unreadable(error: RepoError) -> bool:
+    text = str(error).lower()
+    return any(words in text for words in _UNREADABLE)
 
 
 class CommitMessage(NamedTuple):

@@ -135,3 +135,88 @@ def test_close_ends_git(history) -> None:
     list(reader.read(repo.rev_list([])))
     reader.close()
     assert process.returncode == 0
+
+
+def _git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=A", "-c", "user.email=a@x.org"]
+        + ["-c", "commit.gpgsign=false", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def _damaged(tmp_path: Path) -> tuple[Path, list[str], str]:
+    """A repository of five commits, each adding its own file, whose third
+    commit's blob is gone (as in a partial or damaged clone): (repo, shas, lost)."""
+    repo = tmp_path / "damaged"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for number in range(5):
+        (repo / f"f{number}.c").write_text(
+            f"int f{number}(void) {{ return {number}; }}\n"
+        )
+        _git(repo, "add", f"f{number}.c")
+        _git(repo, "commit", "-q", "-m", f"f{number}: add")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    blob = _git(repo, "rev-parse", f"{shas[2]}:f2.c")
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    # git would read the blob's text from an unchanged work-tree file instead.
+    (repo / "f2.c").unlink()
+    return repo, shas, shas[2]
+
+
+def test_a_commit_whose_objects_are_gone_is_skipped_and_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """LTP's mirror lacks two blobs of 2004: `e2g match HEAD` died at its end,
+    after 15,000 commits, on git's "unable to read". The reader passes over such
+    a commit, says so, and reads the others of its batch."""
+    repo_dir, shas, lost = _damaged(tmp_path)
+    repo = Repo.open(repo_dir)
+    with repo.reader() as reader:
+        got = [commit.sha for commit, _ in reader.read(shas)]
+        assert got == [sha for sha in shas if sha != lost]
+        assert reader.unreadable == [lost]
+        # The reader goes on serving later batches, the lost commit alone too.
+        assert [c.sha for c, _ in reader.read([shas[4], lost, shas[0]])] == [
+            shas[4],
+            shas[0],
+        ]
+    assert f"commit {lost[:12]} cannot be read" in caplog.text
+    assert "partial or damaged clone" in caplog.text
+
+
+def test_match_of_a_damaged_repository_ends_and_stores_the_rest(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    repo_dir, shas, lost = _damaged(tmp_path)
+    archive = tmp_path / "a.mbox"
+    archive.write_bytes(
+        b"From x Mon Jan  1 00:00:00 2024\nFrom: B <b@x.org>\nSubject: hello\n"
+        b"Message-ID: <h@x.org>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nhi\n"
+    )
+    env = {"E2G_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin:/bin"}
+    import os
+
+    env = {**os.environ, **env}
+    run = [sys.executable, "-m", "e2g"]
+    subprocess.run([*run, "ingest", str(archive)], check=True, env=env)
+    done = subprocess.run(
+        [*run, "match", "HEAD", "-C", str(repo_dir), "--jsonl", "-j", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    answered = [line for line in done.stdout.splitlines() if line.strip()]
+    assert len(answered) == 4
+    assert lost not in done.stdout
+    assert f"commit {lost[:12]} cannot be read" in done.stderr
