@@ -118,7 +118,11 @@ def lifecycle(store: Store, patch: StoredMessage, context: Context) -> Lifecycle
     others = [node for node in replies if not _by_author(patch, node)]
     reviews = _reviews(store, patch, others)
     dates = [patch.date, *(from_epoch(node.date) for node in replies)]
-    dates += [other.date for other in relatives if other.version > patch.version]
+    dates += [
+        other.date
+        for other in relatives
+        if other.version > patch.version and not _before(other.date, patch.date)
+    ]
     known = [date for date in dates if date is not None]
     return Lifecycle(
         patch=patch,
@@ -141,19 +145,28 @@ def lifecycle(store: Store, patch: StoredMessage, context: Context) -> Lifecycle
 
 
 def _later(store: Store, patch: StoredMessage, relatives: list[StoredMessage]) -> str:
-    """The newest later version of the patch (its family's), else of its series."""
+    """The newest later version of the patch (its family's), else of its series:
+    a higher version posted after it (a v3 for another stable branch, posted
+    before this v2, is not its successor)."""
     newer = [
         other
         for other in relatives
-        if other.version > patch.version and other.kind is Kind.PATCH
+        if other.version > patch.version
+        and other.kind is Kind.PATCH
+        and not _before(other.date, patch.date)
     ]
     if newer:
         return max(newer, key=lambda other: (other.version, other.seq)).message_id
     if patch.series_id is not None:
         for series in store.later_series(patch.series_id):
-            if series.head:
+            if series.head and not _before(from_epoch(series.date), patch.date):
                 return series.head
     return ""
+
+
+def _before(date: datetime | None, than: datetime | None) -> bool:
+    """Whether `date` is known to come before `than` (an unknown date does not)."""
+    return date is not None and than is not None and date < than
 
 
 def _series(patch: StoredMessage, context: Context) -> str:

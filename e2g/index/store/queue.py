@@ -158,6 +158,7 @@ class LaterSeries(NamedTuple):
     series_id: int
     version: int
     head: str  # its cover letter's Message-ID, else its first part's
+    date: int | None  # its head's date (Unix time)
 
 
 class QueueReads(StoreBase):
@@ -186,12 +187,14 @@ class QueueReads(StoreBase):
         if row is None:
             return []
         return [
-            LaterSeries(int(found), int(version), str(head or ""))
-            for found, version, head in self._connection.execute(
-                "SELECT s.id, s.version, COALESCE(c.message_id, (SELECT p.message_id "
-                "FROM messages p WHERE p.series_id = s.id AND p.kind = 'patch' "
-                "ORDER BY p.part, p.seq LIMIT 1)) FROM series s "
+            LaterSeries(int(found), int(version), str(head or ""), date)
+            for found, version, head, date in self._connection.execute(
+                "SELECT s.id, s.version, COALESCE(c.message_id, f.message_id), "
+                "COALESCE(c.date, f.date) FROM series s "
                 "LEFT JOIN messages c ON c.seq = s.cover_seq "
+                "LEFT JOIN messages f ON f.seq = (SELECT p.seq FROM messages p "
+                "WHERE p.series_id = s.id AND p.kind = 'patch' "
+                "ORDER BY p.part, p.seq LIMIT 1) "
                 "WHERE (s.id = ? OR s.lineage = ?) AND s.version > ? "
                 "ORDER BY s.version DESC, s.id DESC",
                 (row[0], row[0], row[1]),
