@@ -15,6 +15,7 @@ from e2g.api.core import open_store
 from e2g.api.queue import states
 from e2g.api.queue.refresh import refresh
 from e2g.index.store import QueueRow
+from e2g.mail.subject import parse_subject, release_line
 from tests.audit_world import World, matched
 from tests.conftest import git
 from tests.queue_world import FRESH
@@ -108,6 +109,23 @@ def build(root: Path) -> World_:
         parent=cover,
         message_id="c2-1@x",
     )
+    # Backports of one change to two stable branches: neither is the other's version.
+    ids["for-5.15"] = world._send(
+        "[PATCH 5.15.y] e: set e3",
+        "Backport.\n\nSigned-off-by: Alice Author <alice@example.org>\n---\n"
+        + posted_only(world, {"e.c": "int e3 = 35;\n"}, "e"),
+        "Alice Author <alice@example.org>",
+        "e515@x",
+        None,
+    )
+    world._send(
+        "[PATCH v2 6.1.y] e: set e3",
+        "Backport.\n\nSigned-off-by: Alice Author <alice@example.org>\n---\n"
+        + posted_only(world, {"e.c": "int e3 = 36;\n"}, "e"),
+        "Alice Author <alice@example.org>",
+        "e61@x",
+        None,
+    )
     world.announce(days=30)
     settings, _ = matched(world)
     return settings, ids
@@ -153,6 +171,26 @@ def test_a_series_of_a_higher_version_posted_before_does_not_supersede(
     settings, ids = world
     row = _rows(settings)[ids["series-v2-after"]]
     assert (row.state, row.superseded_by) == (states.NEW, "")
+
+
+def test_a_backport_to_another_stable_branch_does_not_supersede(
+    world: World_,
+) -> None:
+    settings, ids = world
+    row = _rows(settings)[ids["for-5.15"]]
+    assert (row.state, row.superseded_by) == (states.NEW, "")
+
+
+def test_release_line_of_a_subject() -> None:
+    def line(subject: str) -> str:
+        return release_line(parse_subject(subject).tags)
+
+    assert line("[PATCH v2 01/27 5.10.y] x") == line("[PATCH 5.10 1/2] x") == "5.10"
+    assert line("[PATCH 15/19 v6.1.y] x") == "6.1"
+    assert line("[for-stable-4.19 PATCH v2 1/2] x") == "4.19"
+    assert line("[PATCH AUTOSEL 6.3 36/37] x") == "6.3"
+    assert line("[PATCH for-next v2 06/25] x") == line("[PATCH v3] x") == ""
+    assert line("[PATCH liburing v2 2/2] x") == ""
 
 
 def test_untracked_rule_weighs_the_patch_files() -> None:

@@ -10,7 +10,8 @@ What gets stripped, repeatedly and in any order, from the front:
 - the ": " or " - " left behind by "[Patch]: foo".
 What is read from the groups: version (v2, V2, PATCHv2, RFCv3, and "(v6)" at the end
 of the title), part n/m (2/7, PATCH1/8, 02/36, " 0/N", "1 of 3" from hg email), RFC,
-RESEND, and tree tags: every other token (net-next, liburing, 4.19, bpf-next).
+RESEND, and tree tags: every other token (net-next, liburing, 4.19, bpf-next), of
+which `release_line` reads the stable branch a backport names.
 Brackets later in the title ("rewrite [a-z] regexes") are part of the title.
 """
 
@@ -34,6 +35,12 @@ _VERSION = re.compile(r"^v(\d{1,3})(?:\.\d+)?$", re.IGNORECASE)
 # PATCHv2, PATCH1/8, RFCv3, PATCH-v2: a keyword glued to a version or part.
 _GLUED = re.compile(
     r"^(patch(?:es|set)?|rfc|resend)[-_]?(v\d{1,3}|\d{1,4}/\d{1,4})$", re.IGNORECASE
+)
+# A stable branch or release a backport names: 5.10.y, v6.1.y, 6.3, for-stable-4.19,
+# stable-5.4, linux-5.15.y (a point release, 6.1.12, names its line, 6.1).
+_RELEASE_LINE = re.compile(
+    r"^(?:for-)?(?:stable-|linux-)?v?(\d{1,2}\.\d{1,3})(?:\.y|\.\d{1,4})?$",
+    re.IGNORECASE,
 )
 _PATCH_WORDS = frozenset({"patch", "patches", "patchset"})
 _RESEND_WORDS = frozenset({"resend", "resent", "repost"})
@@ -162,6 +169,17 @@ def parse_subject(raw: str) -> SubjectInfo:
         is_reply=is_reply,
         tags=tuple(prefixes.tags),
     )
+
+
+def release_line(tags: tuple[str, ...]) -> str:
+    """The release line a subject's tree tags name ("5.10" for [PATCH 5.10.y],
+    [PATCH v6.1.y]... "6.1"), "" when none: backports of one change to two stable
+    branches are two patches, not two versions of one (e2g.api.queue.lifecycle)."""
+    for tag in tags:
+        found = _RELEASE_LINE.match(tag)
+        if found:
+            return found[1]
+    return ""
 
 
 def search_kind(kind: Kind, subject: str) -> Kind:

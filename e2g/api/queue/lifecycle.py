@@ -25,6 +25,7 @@ from e2g.api import reverse
 from e2g.api.queue import states
 from e2g.index.store import MatchedSpan, QueueRow, Store, ThreadNode, from_epoch
 from e2g.mail.review import person
+from e2g.mail.subject import parse_subject, release_line
 from e2g.model import Kind
 from e2g.model.stored import StoredMessage
 
@@ -118,10 +119,12 @@ def lifecycle(store: Store, patch: StoredMessage, context: Context) -> Lifecycle
     others = [node for node in replies if not _by_author(patch, node)]
     reviews = _reviews(store, patch, others)
     dates = [patch.date, *(from_epoch(node.date) for node in replies)]
+    line = _line(patch.subject)
     dates += [
         other.date
         for other in relatives
-        if other.version > patch.version and not _before(other.date, patch.date)
+        if other.version > patch.version
+        and _successor(other.date, other.subject, than=patch.date, line=line)
     ]
     known = [date for date in dates if date is not None]
     return Lifecycle(
@@ -146,22 +149,38 @@ def lifecycle(store: Store, patch: StoredMessage, context: Context) -> Lifecycle
 
 def _later(store: Store, patch: StoredMessage, relatives: list[StoredMessage]) -> str:
     """The newest later version of the patch (its family's), else of its series:
-    a higher version posted after it (a v3 for another stable branch, posted
-    before this v2, is not its successor)."""
+    a higher version posted after it, for the same stable branch (a v3 for another
+    branch, posted before this v2, is not its successor; `_successor`)."""
+    line = _line(patch.subject)
     newer = [
         other
         for other in relatives
         if other.version > patch.version
         and other.kind is Kind.PATCH
-        and not _before(other.date, patch.date)
+        and _successor(other.date, other.subject, than=patch.date, line=line)
     ]
     if newer:
         return max(newer, key=lambda other: (other.version, other.seq)).message_id
     if patch.series_id is not None:
         for series in store.later_series(patch.series_id):
-            if series.head and not _before(from_epoch(series.date), patch.date):
+            when = from_epoch(series.date)
+            if series.head and _successor(
+                when, series.subject, than=patch.date, line=line
+            ):
                 return series.head
     return ""
+
+
+def _successor(
+    date: datetime | None, subject: str, *, than: datetime | None, line: str
+) -> bool:
+    """Whether a higher version posted at `date` as `subject` follows a patch
+    posted at `than` for the release line `line` (e2g.mail.subject.release_line)."""
+    return not _before(date, than) and _line(subject) == line
+
+
+def _line(subject: str) -> str:
+    return release_line(parse_subject(subject).tags)
 
 
 def _before(date: datetime | None, than: datetime | None) -> bool:

@@ -159,6 +159,7 @@ class LaterSeries(NamedTuple):
     version: int
     head: str  # its cover letter's Message-ID, else its first part's
     date: int | None  # its head's date (Unix time)
+    subject: str  # its head's subject
 
 
 class QueueReads(StoreBase):
@@ -187,10 +188,12 @@ class QueueReads(StoreBase):
         if row is None:
             return []
         return [
-            LaterSeries(int(found), int(version), str(head or ""), date)
-            for found, version, head, date in self._connection.execute(
+            LaterSeries(
+                int(found), int(version), str(head or ""), date, str(subject or "")
+            )
+            for found, version, head, date, subject in self._connection.execute(
                 "SELECT s.id, s.version, COALESCE(c.message_id, f.message_id), "
-                "COALESCE(c.date, f.date) FROM series s "
+                "COALESCE(c.date, f.date), COALESCE(c.subject, f.subject) FROM series s "
                 "LEFT JOIN messages c ON c.seq = s.cover_seq "
                 "LEFT JOIN messages f ON f.seq = (SELECT p.seq FROM messages p "
                 "WHERE p.series_id = s.id AND p.kind = 'patch' "
