@@ -29,12 +29,22 @@ Prints, per set, both shares, the misses per state, and the first N misses
 (--misses, default all): the patch, its state, and the reply's sentence that says
 it landed, its sender and Message-ID. --json writes every word with its verdict
 (agree, miss, untracked, elsewhere).
+
+`--sample N --seed S` prints instead, per state, N patch versions drawn at random
+(random.Random(S).sample of the state's rows in Message-ID order) with what a
+reader needs to judge the state without opening the thread: the files, the
+applied commits' subjects, the successor (its date, version, subject and state),
+the untracked reason, the replies from others (each one's first own sentences),
+and, for a patch not applied, the stored commits whose subject is its title (a
+commit the matcher may have missed). benchmarks/README.md ("Patch queue
+accuracy") gives what was read and found.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import time
@@ -45,6 +55,7 @@ from typing import NamedTuple
 
 from e2g import config
 from e2g.index.store import QueueRow, Store, ThreadNode
+from e2g.mail.subject import parse_subject
 from e2g.model.stored import StoredMessage
 
 _WORD = r"(?:applied|pushed|merged|queued|picked(?:\s+\w+){0,2}\s+up)"
@@ -293,14 +304,80 @@ def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "-"
 
 
+def sample(store: Store, *, count: int, seed: int) -> Iterator[str]:
+    """The digest of `count` random patch versions per state (see the docstring)."""
+    rows = sorted(store.queue_all(), key=lambda row: row.message_id)
+    by_id = {row.message_id: row for row in rows}
+    for state in _STATES:
+        chosen = [row for row in rows if row.state == state]
+        picked = random.Random(seed).sample(chosen, min(count, len(chosen)))
+        yield f"## {state}: {len(picked)} of {len(chosen)}"
+        for number, row in enumerate(picked, 1):
+            yield f"{number:>2}. <{row.message_id}> {_day(row.date)} {row.subject[:100]}"
+            yield from _digest(store, row, by_id)
+
+
+def _digest(store: Store, row: QueueRow, by_id: dict[str, QueueRow]) -> Iterator[str]:
+    (message,) = store.by_seqs([row.seq])
+    yield f"      by {message.credited_email}; files: {', '.join(message.files[:5])}"
+    facts = json.loads(row.facts)
+    for commit in facts["commits"][:2]:
+        info = store.stored_commits(commit["repo"], [commit["commit"]])
+        subject = info[commit["commit"]].subject if commit["commit"] in info else "?"
+        yield f"      commit {commit['commit'][:12]} {subject[:90]}"
+    if row.superseded_by:
+        later = by_id.get(row.superseded_by)
+        said = (
+            f"{_day(later.date)} v{later.version} {later.state}: {later.subject[:80]}"
+            if later
+            else "(a cover letter)"
+        )
+        yield f"      superseded by <{row.superseded_by}> {said}"
+    if row.untracked:
+        yield f"      {row.untracked[:110]}"
+    others = {message.author_email.lower(), message.credited_email.lower()}
+    shown = 0
+    for node in store.thread_nodes([message.thread_root]):
+        if node.kind in _HEADS or node.author_email.lower() in others or shown >= 4:
+            continue
+        if _head_of(node, store, message.message_id):
+            words = " ".join(own_sentences(store.body(node.seq))[:2])[:110]
+            yield f"      reply {node.author_email}: {words}"
+            shown += 1
+    if row.state != "applied":
+        title = parse_subject(message.subject).title
+        found = store.commits_with_subjects([title]).get(title, [])
+        for commit in found[:2]:
+            yield f"      same-title commit {commit.sha[:12]} {_day(commit.commit_date)}"
+
+
+def _head_of(node: ThreadNode, store: Store, patch: str) -> bool:
+    """Whether the reply sits below `patch` (its nearest patch or cover above)."""
+    nodes = store.thread_nodes([node.thread_root])
+    parent = {one.message_id: one.parent_id for one in nodes}
+    kind = {one.message_id: one.kind for one in nodes}
+    head = _head(node.message_id, parent, kind)
+    return head == patch or (head is not None and kind.get(head) == "cover")
+
+
+def _day(stamp: int | None) -> str:
+    return "?" if stamp is None else time.strftime("%Y-%m-%d", time.gmtime(stamp))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--name", default="", help="the set's name in the report")
     parser.add_argument("--misses", type=int, default=10_000, help="misses to list")
     parser.add_argument("--json", type=Path, help="also write every word here")
+    parser.add_argument("--sample", type=int, default=0, help="patches per state")
+    parser.add_argument("--seed", type=int, default=35)
     args = parser.parse_args(argv)
     settings = config.resolve(data_dir=args.data_dir)
+    if args.sample:
+        with Store(settings.store_path) as store:
+            print("\n".join(sample(store, count=args.sample, seed=args.seed)))
+        return 0
     started = time.perf_counter()
     with Store(settings.store_path) as store:
         result = check(store)
