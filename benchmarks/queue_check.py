@@ -183,7 +183,7 @@ def find_words(store: Store) -> Iterator[Word]:
         head = _head(node.message_id, parent, kind)
         if head is None:
             continue
-        targets = _targets(head, by_id, by_series)
+        targets = _targets(head, by_id, by_series, listed=False)
         if not targets:
             continue
         senders = {
@@ -197,6 +197,8 @@ def find_words(store: Store) -> Iterator[Word]:
         line, parts = landed(store.body(node.seq))
         if not line:
             continue
+        if parts:
+            targets = _targets(head, by_id, by_series, listed=True)
         if len(targets) == 1:
             parts = set()
         for row in targets:
@@ -223,10 +225,18 @@ def _head(
 
 
 def _targets(
-    head: str, by_id: dict[str, QueueRow], by_series: dict[str, list[QueueRow]]
+    head: str,
+    by_id: dict[str, QueueRow],
+    by_series: dict[str, list[QueueRow]],
+    *,
+    listed: bool,
 ) -> list[QueueRow]:
+    """The patches a reply below `head` speaks for: the patch, or, below a cover
+    letter, its series' parts; when the reply lists parts (b4 ty threads its
+    "(subset)" reply to the first part when there is no cover), the series'."""
     if head in by_id:
-        return [by_id[head]]
+        row = by_id[head]
+        return by_series.get(row.series, [row]) if listed else [row]
     return by_series.get(head, [])  # a cover letter: its series' parts
 
 
