@@ -14,7 +14,9 @@ from e2g import config
 from e2g.api.core import open_store
 from e2g.api.queue import states
 from e2g.api.queue.refresh import refresh
+from e2g.index.schema import QUEUE_RULES_KEY
 from e2g.index.store import QueueRow
+from e2g.index.store_writer import StoreWriter
 from e2g.mail.subject import parse_subject, release_line
 from tests.audit_world import World, matched
 from tests.conftest import git
@@ -214,3 +216,16 @@ def test_untracked_rule_weighs_the_patch_files() -> None:
     assert not tracked(
         ["README", "configure.ac", "include/builddefs.in", "ltp/Makefile"]
     )
+
+
+def test_a_queue_derived_by_older_rules_is_derived_again(world: World_) -> None:
+    settings, _ = world
+    refresh(settings, now=FRESH)
+    assert refresh(settings, now=FRESH).derived == 0  # nothing new, nothing derived
+    with StoreWriter(settings.store_path) as writer:
+        writer.set_meta(QUEUE_RULES_KEY, "0")  # as a store of an older e2g left it
+        writer.connection.commit()
+    with open_store(settings) as store:
+        patches = len(store.queue_all())
+    assert refresh(settings, now=FRESH).derived == patches
+    assert refresh(settings, now=FRESH).derived == 0

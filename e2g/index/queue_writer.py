@@ -17,7 +17,12 @@ from types import TracebackType
 from typing import NamedTuple, Self
 
 from e2g.index.db import connect, transaction
-from e2g.index.schema import QUEUE_COMMITS_KEY, QUEUE_SEQ_KEY, QUEUE_TREES_KEY
+from e2g.index.schema import (
+    QUEUE_COMMITS_KEY,
+    QUEUE_RULES_KEY,
+    QUEUE_SEQ_KEY,
+    QUEUE_TREES_KEY,
+)
 from e2g.index.store.queue import QueueRow
 
 
@@ -48,6 +53,7 @@ class QueueUpdate(NamedTuple):
     commits: str  # the matched commits' fingerprint read
     events: Sequence[NewEvent]
     found: int  # when the run found them (Unix time)
+    rules: str = ""  # the rules' version the rows were derived by
 
 
 class QueueWriter:
@@ -95,6 +101,7 @@ class QueueWriter:
                 (QUEUE_SEQ_KEY, str(update.seq)),
                 (QUEUE_TREES_KEY, update.trees),
                 (QUEUE_COMMITS_KEY, update.commits),
+                (QUEUE_RULES_KEY, update.rules),
             ],
         )
         before = db.total_changes

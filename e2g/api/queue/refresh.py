@@ -15,8 +15,9 @@ subject keys (a patch's family: a new version supersedes the old ones; a reply k
 its patch's key), its threads and their series; the links `match` added or removed
 since the queue last read them (a `--redo` that changes past answers too); and,
 when the trees tables changed (branches, releases, backports), every linked family.
-A store that has no queue yet (a new store, or one that migrated) derives every
-patch. A run that touched nothing derives nothing and records no event.
+A store that has no queue yet (a new store, or one that migrated), or whose queue
+was derived by other rules (states.RULES), derives every patch. A run that
+touched nothing derives nothing and records no event.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from e2g.api.queue import states
 from e2g.api.queue.lifecycle import Context, Lifecycle, lifecycle, verdict_of
 from e2g.config import Settings
 from e2g.index.queue_writer import NewEvent, QueueUpdate, QueueWriter
-from e2g.index.schema import QUEUE_COMMITS_KEY, QUEUE_TREES_KEY
+from e2g.index.schema import QUEUE_COMMITS_KEY, QUEUE_RULES_KEY, QUEUE_TREES_KEY
 from e2g.index.store import QueueRow, Store, ThreadNode
 
 CREATED = "patch-created"
@@ -79,6 +80,7 @@ def _changes(
 ) -> tuple[QueueUpdate, int, int] | None:
     """What a refresh writes, how many patches it derived and how many rows'
     states moved; None when nothing moved."""
+    full = full or store.meta(QUEUE_RULES_KEY) != states.RULES  # rules changed
     mark = store.queue_seq()
     high = store.max_seq()
     links = store.link_triples()
@@ -111,6 +113,7 @@ def _changes(
         seq=high,
         trees=trees,
         commits=commits,
+        rules=states.RULES,
     )
     return update, len(derived), changed
 
