@@ -10,7 +10,10 @@ patch version, the first rule that holds, in this order:
   "applied" (this posting, a resend, a cross-post, or an earlier version was
   applied). Its commits, trees, branches and first release are in its facts.
 - `superseded`: a later version of the same patch (its family) or of its series (the
-  series' lineage) was posted; or reverse says only a later version was applied.
+  series' lineage) was posted: a higher version, posted after it, for the same
+  release line (e2g.mail.subject.release_line: a 6.1.y backport does not supersede
+  the 5.15.y one, nor a v3 posted before it a v2); or reverse says only a later
+  version was applied.
   `superseded_by` names the newest later version, and the facts say whether it was
   applied.
 - `untracked`: no commit applied it, at least one repository is matched, and no
