@@ -70,6 +70,11 @@ def build(root: Path) -> World_:
         ),
         message_id="kernel@x",
     )
+    ids["new-top-file"] = world.post(
+        "z: a new file beside the others",
+        posted_only(world, {"z.c": "int z0 = 0;\n"}, "z"),
+        message_id="z@x",
+    )
     # A v3 posted first (for another branch), then a v2: the v2 is the newer word.
     ids["v3-first"] = world.post(
         "b: set b3",
@@ -152,6 +157,14 @@ def test_a_file_in_a_new_directory_below_a_known_one_is_tracked(
     assert (row.state, row.untracked) == (states.NEW, "")
 
 
+def test_a_new_top_level_file_beside_files_of_its_kind_is_tracked(
+    world: World_,
+) -> None:
+    settings, ids = world
+    row = _rows(settings)[ids["new-top-file"]]
+    assert (row.state, row.untracked) == (states.NEW, "")
+
+
 def test_a_patch_sharing_only_a_top_level_file_is_untracked(world: World_) -> None:
     settings, ids = world
     row = _rows(settings)[ids["other-project"]]
@@ -211,6 +224,8 @@ def test_untracked_rule_weighs_the_patch_files() -> None:
     assert tracked(["Makefile"])
     assert tracked(["code-sink.c", "Makefile", "optimize.c"])  # a flat repository
     assert tracked(["meson.build", "src/meson.build"])
+    assert tracked(["verify-format.c"])  # a new file beside optimize.c
+    assert not tracked(["configure.ac"])  # no .ac file at the top
     # What only a top-level file every project has ties to the repository.
     assert not tracked(["Makefile", "include/linux/c.h", "lib/Kconfig.debug"])
     assert not tracked(

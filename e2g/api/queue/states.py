@@ -23,8 +23,10 @@ patch version, the first rule that holds, in this order:
   holds a file whose path is known, whose directory is known, or with a known
   directory two levels deep or more above it (src/arch/arm64/lib.h, new, below
   src/arch; a top directory alone is not enough: include/linux/x.h is not held
-  because a repository has an include/). It holds the patch when it holds one of
-  its files below the top, or when the top-level files it holds (Makefile,
+  because a repository has an include/), and a new file at the top beside files
+  of its kind (verify-format.c in sparse, whose top holds .c files; not a
+  Makefile or .gitignore, which have no kind). It holds the patch when it holds
+  one of its files below the top, or when the top-level files it holds (Makefile,
   README, every project has them) are at least half of the patch's files: a
   kernel patch touching Makefile and three kernel headers is not the matched
   sparse's (measured on io-uring, linux-sparse and LTP: benchmarks/README.md,
@@ -91,7 +93,8 @@ ACTION_NEEDED = (NEW, UNDER_REVIEW, REVIEWED)
 # a store's queue derived by other rules is derived again at its next refresh.
 # 2: superseded by a later post for the same release line; the untracked rule
 # weighs the patch's files (benchmarks/README.md, "Patch queue accuracy").
-RULES = "2"
+# 3: a new top-level file beside files of its kind is held.
+RULES = "3"
 QUIET_DAYS = 90  # the default of `[queue] quiet_days`
 
 
@@ -194,6 +197,8 @@ def _held(known: set[str], path: str) -> bool:
     if path in known:
         return True
     directory = _directory(path)
+    if not directory:  # a new file at the top, beside files of its kind
+        return bool(kind := _kind(path)) and kind in known
     while directory:  # iterative, and bounded by the path's depth
         if directory in known:
             return True
@@ -204,16 +209,25 @@ def _held(known: set[str], path: str) -> bool:
 
 
 def known_paths(paths: set[str]) -> set[str]:
-    """The paths and every directory holding one of them ("" is the top)."""
+    """The paths, every directory holding one of them ("" is the top), and the
+    kinds of the top-level files ("*.c": a new top-level .c file is held)."""
     found = set(paths)
     for path in paths:
         directory = _directory(path)
+        if not directory and (kind := _kind(path)):
+            found.add(kind)
         while directory not in found:
             found.add(directory)
             if not directory:
                 break
             directory = _directory(directory)
     return found
+
+
+def _kind(path: str) -> str:
+    """ "*.c" of a top-level "x.c"; "" without an extension (Makefile, .gitignore)."""
+    stem, dot, extension = path.lstrip(".").rpartition(".")
+    return f"*.{extension}" if dot and stem and extension else ""
 
 
 def _directory(path: str) -> str:
