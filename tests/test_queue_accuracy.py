@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from e2g import config
-from e2g.api.core import open_store
+from e2g.api.basis import open_store
 from e2g.api.queue import states
 from e2g.api.queue.refresh import refresh
 from e2g.index.schema import QUEUE_RULES_KEY
