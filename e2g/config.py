@@ -4,7 +4,9 @@ The data directory is, in order: the `--data-dir` flag, `E2G_DATA_DIR`,
 `$XDG_DATA_HOME/e2g`, then `~/.local/share/e2g`. An optional TOML file at
 `$XDG_CONFIG_HOME/e2g/config.toml` (default `~/.config/e2g/config.toml`) may set
 `data_dir`, `index_bodies`, a `url` template for every list, per-list ones, and
-subjects `e2g audit` exempts (`[audit] exempt = ["regex", ...]`):
+subjects `e2g audit` exempts (`[audit] exempt = ["regex", ...]`), the robots whose
+replies `e2g metrics` does not count (`[metrics] bots = ["lkp@intel.com", ...]`,
+shell patterns; the default is DEFAULT_BOTS):
 
     [lists."io-uring.vger.kernel.org"]
     url = "https://lore.kernel.org/io-uring/{message_id}/"
@@ -29,6 +31,16 @@ from e2g.errors import UsageError
 
 LORE_URL_TEMPLATE = "https://lore.kernel.org/r/{message_id}"
 LORE_LISTS = (".vger.kernel.org", ".lists.linux.dev")  # list ids lore carries end so
+# The robots that answer patches on the kernel's lists: the 0-day robot, syzbot,
+# patchwork's "applied" bot, the kernel CI and the stable team's scripts.
+DEFAULT_BOTS = (
+    "lkp@intel.com",
+    "syzbot*@syzkaller.appspotmail.com",
+    "patchwork-bot*@kernel.org",
+    "bot@kernelci.org",
+    "*-bot@*",
+    "noreply@*",
+)
 
 
 class Settings(NamedTuple):
@@ -43,6 +55,9 @@ class Settings(NamedTuple):
     # `[queue] quiet_days`: how long a patch no version of which was applied stays
     # quiet before the queue calls it not-applied (e2g.api.queue.states).
     queue_quiet_days: int = 90
+    # `[metrics] bots`: addresses (shell patterns, case-blind) whose replies are no
+    # response (e2g.api.metrics: first-response, ignored, reviewer-load).
+    metrics_bots: tuple[str, ...] = DEFAULT_BOTS
 
     @property
     def store_path(self) -> Path:
@@ -107,6 +122,16 @@ def _quiet_days(config: Mapping[str, object]) -> int:
     return found
 
 
+def _bots(config: Mapping[str, object]) -> tuple[str, ...]:
+    section = config.get("metrics", {})
+    found = section.get("bots", DEFAULT_BOTS) if isinstance(section, dict) else None
+    if not isinstance(found, list | tuple) or not all(
+        isinstance(x, str) for x in found
+    ):
+        raise UsageError("config: [metrics] bots must be a list of addresses")
+    return tuple(address.lower() for address in found)
+
+
 class TreeConfig(NamedTuple):
     """`[trees.NAME] repo = "PATH", branches = ["linux-6.1.y", "v6.1..linux-6.1.y"]`:
     a named tree. A branch may be a range; its name is what follows the last "..".
@@ -164,4 +189,5 @@ def resolve(
         audit_exempt=_audit_exempt(config),
         trees=_trees(config),
         queue_quiet_days=_quiet_days(config),
+        metrics_bots=_bots(config),
     )

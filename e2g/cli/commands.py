@@ -39,6 +39,7 @@ COMMANDS = {
     "ty": "patches",
     "match": "match",
     "stats": "stats",
+    "metrics": "metrics",
     "audit": "audit",
     "blame": "blame",
     "serve": "web",

@@ -43,8 +43,9 @@ QUEUE_TREES_KEY = "queue_trees"
 # The matched commits' fingerprint the queue last read (Store.commits_fingerprint):
 # when it moves, which patches no matched repository holds is decided again.
 QUEUE_COMMITS_KEY = "queue_commits"
-# The version of the queue's rules the queue was derived by (e2g.api.queue.states.RULES):
-# when it differs, the next refresh derives every patch again.
+# The version of the queue's rules and of the facts its rows keep, the queue was
+# derived by (e2g.api.queue.refresh.VERSION): when it differs, the next refresh
+# derives every patch again.
 QUEUE_RULES_KEY = "queue_rules"
 
 # A member of a lineage whose root joined another points at that root's root.

@@ -12,6 +12,13 @@ thread: a reply to part 2 is not part 1's), and a reply below the cover letter f
 every part of the series. A review tag is a review trailer row of such a reply from
 someone else (the store keeps those rows: Store.reviews_of); a bare "Ack." in a
 reply's words is not read here (it would cost a body read per reply).
+
+The facts e2g.api.metrics reads are kept beside the state's: the family (its
+earliest version's Message-ID and date: every version of one patch names the same),
+who replied when (`responses`, sender and date of each reply by someone else), the
+review tags with the giver's address and date (`tags`), the postings the commits
+applied and the earliest commit date. FACTS_VERSION moves when they change, and the
+next refresh derives every patch again.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from e2g.model.stored import StoredMessage
 
 _HEADS = frozenset({"patch", "cover"})
 MAX_REVIEWS = 64  # review tags kept per patch version
+MAX_RESPONSES = 200  # replies by others kept per patch version (their senders, dates)
+FACTS_VERSION = "2"  # 2: the facts the metrics read (family, responses, tags, ...)
 
 
 class Lifecycle(NamedTuple):
@@ -46,6 +55,11 @@ class Lifecycle(NamedTuple):
     last_activity: datetime | None
     untracked: str
     mail_state: str
+    family: tuple[str, int | None]  # its family's earliest version: Message-ID, date
+    responses: tuple[tuple[str, int | None, int], ...]  # (sender, date, seq)
+    tags: tuple[tuple[str, str, int | None], ...]  # (giver's address, tag, date)
+    applied: tuple[str, ...]  # the postings its commits applied
+    committed: int | None  # the earliest commit date of its commits
 
     def verdict(self) -> states.Verdict:
         return states.Verdict(
@@ -65,6 +79,11 @@ class Lifecycle(NamedTuple):
             "replies": self.replies,
             "note": self.note,
             "superseded_applied": self.superseded_applied,
+            "family": list(self.family),
+            "responses": [list(response) for response in self.responses],
+            "tags": [list(tag) for tag in self.tags],
+            "applied": list(self.applied),
+            "committed": self.committed,
         }
         return QueueRow(
             seq=patch.seq,
@@ -117,7 +136,7 @@ def lifecycle(store: Store, patch: StoredMessage, context: Context) -> Lifecycle
     found = answer.status in (reverse.APPLIED, reverse.SUPERSEDED)
     replies = _replies(patch, context)
     others = [node for node in replies if not _by_author(patch, node)]
-    reviews = _reviews(store, patch, others)
+    reviews, tags = _reviews(store, patch, others)
     dates = [patch.date, *(from_epoch(node.date) for node in replies)]
     line = _line(patch.subject)
     dates += [
@@ -144,7 +163,31 @@ def lifecycle(store: Store, patch: StoredMessage, context: Context) -> Lifecycle
         if found
         else states.untracked_because(list(patch.files), context.repo_paths),
         mail_state=states.mail_state([tag for _, tag in reviews], replied=bool(others)),
+        family=_family(relatives),
+        responses=tuple(
+            (node.author_email.lower(), node.date, node.seq)
+            for node in others[:MAX_RESPONSES]
+        ),
+        tags=tags,
+        applied=tuple(dict.fromkeys(commit.posting for commit in answer.commits)),
+        committed=min(
+            (_epoch(commit.date) or 0 for commit in answer.commits), default=None
+        )
+        if found
+        else None,
     )
+
+
+def _family(relatives: list[StoredMessage]) -> tuple[str, int | None]:
+    """The family's earliest version (by date, then seq): what names it."""
+    first = min(
+        relatives,
+        key=lambda other: (
+            other.date.timestamp() if other.date is not None else float("inf"),
+            other.seq,
+        ),
+    )
+    return first.message_id, _epoch(first.date)
 
 
 def _later(store: Store, patch: StoredMessage, relatives: list[StoredMessage]) -> str:
@@ -232,19 +275,27 @@ def _by_author(patch: StoredMessage, node: ThreadNode) -> bool:
 
 def _reviews(
     store: Store, patch: StoredMessage, others: list[ThreadNode]
-) -> tuple[tuple[str, str], ...]:
-    """(who, tag) of the review tags others gave in replies, oldest first; a tag
-    naming the patch's author is not a review."""
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str, int | None], ...]]:
+    """(who, tag) of the review tags others gave in replies, oldest first, and
+    (the giver's address, tag, the reply's date) of the same; a tag naming the
+    patch's author is not a review."""
     order = {node.seq: index for index, node in enumerate(others)}
+    dates = {node.seq: node.date for node in others}
     authors = {patch.author_email.lower(), patch.credited_email.lower()}
-    found: list[tuple[int, str, str]] = []
+    found: list[tuple[int, str, str, str, int | None]] = []
     for seq, key, value in store.reviews_of([node.seq for node in others]):
         who = person(value)
         if who.email in authors:
             continue
-        found.append((order.get(seq, 0), who.name or who.email, key))
+        found.append(
+            (order.get(seq, 0), who.name or who.email, key, who.email, dates.get(seq))
+        )
     found.sort(key=lambda item: item[0])
-    return tuple((who, key) for _, who, key in found[:MAX_REVIEWS])
+    kept = found[:MAX_REVIEWS]
+    return (
+        tuple((who, key) for _, who, key, _, _ in kept),
+        tuple((email, key, date) for _, _, key, email, date in kept),
+    )
 
 
 def _places(answer: reverse.WayBack) -> tuple[dict[str, str | None], ...]:

@@ -16,8 +16,9 @@ its patch's key), its threads and their series; the links `match` added or remov
 since the queue last read them (a `--redo` that changes past answers too); and,
 when the trees tables changed (branches, releases, backports), every linked family.
 A store that has no queue yet (a new store, or one that migrated), or whose queue
-was derived by other rules (states.RULES), derives every patch. A run that
-touched nothing derives nothing and records no event.
+was derived by other rules (states.RULES) or keeps another version of the facts
+(lifecycle.FACTS_VERSION), derives every patch. A run that touched nothing
+derives nothing and records no event.
 """
 
 from __future__ import annotations
@@ -30,11 +31,21 @@ from typing import NamedTuple
 from e2g.api.basis import now as clock
 from e2g.api.basis import open_store
 from e2g.api.queue import states
-from e2g.api.queue.lifecycle import Context, Lifecycle, lifecycle, verdict_of
+from e2g.api.queue.lifecycle import (
+    FACTS_VERSION,
+    Context,
+    Lifecycle,
+    lifecycle,
+    verdict_of,
+)
 from e2g.config import Settings
 from e2g.index.queue_writer import NewEvent, QueueUpdate, QueueWriter
 from e2g.index.schema import QUEUE_COMMITS_KEY, QUEUE_RULES_KEY, QUEUE_TREES_KEY
 from e2g.index.store import QueueRow, Store, ThreadNode
+
+# What the stored queue was derived by: the rules of its states and the facts its
+# rows keep; another version (an older e2g's) derives every patch again.
+VERSION = f"rules {states.RULES}, facts {FACTS_VERSION}"
 
 CREATED = "patch-created"
 STATE_CHANGED = "patch-state-changed"
@@ -80,7 +91,7 @@ def _changes(
 ) -> tuple[QueueUpdate, int, int] | None:
     """What a refresh writes, how many patches it derived and how many rows'
     states moved; None when nothing moved."""
-    full = full or store.meta(QUEUE_RULES_KEY) != states.RULES  # rules changed
+    full = full or store.meta(QUEUE_RULES_KEY) != VERSION  # rules or facts changed
     mark = store.queue_seq()
     high = store.max_seq()
     links = store.link_triples()
@@ -113,7 +124,7 @@ def _changes(
         seq=high,
         trees=trees,
         commits=commits,
-        rules=states.RULES,
+        rules=VERSION,
     )
     return update, len(derived), changed
 

@@ -417,6 +417,22 @@ class QueueReads(StoreBase):
         ).fetchone()
         return int(row[0])
 
+    def release_dates(self) -> dict[tuple[str, str], int]:
+        """Per (repository, release tag): when it was made, as far as the store
+        knows: its tagged commit's commit date when that commit is stored, else the
+        latest commit date of the stored commits it is the first release of."""
+        return {
+            (str(repo), str(tag)): int(date)
+            for repo, tag, date in self._connection.execute(
+                "SELECT r.repo, r.tag, COALESCE((SELECT c.commit_date FROM "
+                "release_tags t JOIN commits c ON c.repo = t.repo AND c.sha = t.target "
+                "WHERE t.repo = r.repo AND t.tag = r.tag), MAX(c.commit_date)) "
+                "FROM releases r JOIN commits c ON c.repo = r.repo AND c.sha = r.sha "
+                "GROUP BY r.repo, r.tag"
+            )
+            if date is not None
+        }
+
     def queue_state_counts(self) -> dict[str, int]:
         return {
             str(state): int(count)
