@@ -188,6 +188,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     run("link", "--json", "-C", str(repo), DEMO)
     run("link", "--json", "20220912120000.2302-3-keiko@example.com")
     run("stats", "--json", "-C", str(repo))
+    run("metrics", "--json")
     run("audit", "--json", "--no-match", "-C", str(repo))
     run("blame", "--json", "-C", str(repo), "net/frob_stats.c")
     run("blame", "--json", "--tokens", "-C", str(repo), "net/frob_stats.c")
@@ -213,6 +214,7 @@ JSON_PAGES = (
     "patches",
     "events",
     "series",
+    "metrics",
 )
 
 
