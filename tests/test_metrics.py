@@ -199,3 +199,21 @@ def test_every_definition_is_on_the_reference_page() -> None:
         assert " ".join(paragraph.split()) in " ".join(page.split())
     for name in m.METRICS:
         assert f"- {name} (" in page
+
+
+def test_the_web_page_links_to_the_patches_behind_a_figure(
+    settings: config.Settings,
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from e2g.web.app import create_app
+
+    client = TestClient(create_app(settings, repo=settings.data_dir))
+    page = client.get("/metrics?name=ignored&by=month")
+    assert page.status_code == 200
+    href = "/patches?state=new%2Cnot-applied&amp;since=2021-03-01&amp;until=2021-04-01"
+    assert href in page.text and "2/5 (40%)" in page.text
+    behind = client.get(href.replace("&amp;", "&"))
+    assert "c: set c3" in behind.text and "d: set d3" in behind.text
+    api = client.get("/api/v1/metrics?name=ignored&by=month").json()
+    assert api["metrics"][0]["numerator"] == 2

@@ -127,6 +127,22 @@ def metrics_svg(rows: Sequence[MetricRow], *, link: Link | None = None) -> str:
     return "\n".join([head, *parts, "</svg>"]) + "\n"
 
 
+def panel_svg(title: str, rows: list[MetricRow], *, link: Link | None = None) -> str:
+    """One panel as an SVG document of its own (the web page shows each inline)."""
+    body, height = panel(title, rows, link=link)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12" '
+        f'role="img" aria-label="{_attribute(title)}">\n{body}\n</svg>\n'
+    )
+
+
+def _attribute(text: str) -> str:
+    from html import escape
+
+    return escape(text)
+
+
 def panel(
     title: str, rows: list[MetricRow], *, link: Link | None = None, top: int = 0
 ) -> tuple[str, int]:

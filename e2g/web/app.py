@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from e2g import __version__, errors, words
 from e2g.config import Settings
-from e2g.web import lore, pages, patchwork, queue_view, rest
+from e2g.web import lore, metrics_view, pages, patchwork, queue_view, rest
 from e2g.web.context import CACHE_ENTRIES, ResultCache, WebContext
 from e2g.web.render import BadInput, diff_lines, message_path, safe_href
 
@@ -253,8 +253,10 @@ def create_app(
     _install_errors(app)
     app.include_router(pages.router)
     app.include_router(queue_view.pages)
+    app.include_router(metrics_view.pages)
     app.include_router(rest.router)
     app.include_router(queue_view.rest)
+    app.include_router(metrics_view.rest)
     # Patchwork's API at its version and at /api/ (the latest, as Patchwork).
     app.include_router(patchwork.router, prefix=f"/api/{patchwork.VERSION}")
     app.include_router(patchwork.router, prefix="/api")

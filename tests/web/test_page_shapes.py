@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from e2g.api import core as api_core
+from e2g.api import metrics as metric_api
 from e2g.api import threads
 from e2g.api.blame import BlameResult, Review, Run
 from e2g.api.queue import listing, versions
@@ -554,3 +555,43 @@ def test_a_series_page_for_every_history(
         patch.setattr(versions, "series_history", lambda settings, wanted: history)
         ask(client, "/series/a@example.org")
         ask(client, "/api/v1/series/a@example.org")
+
+
+metric_rows = st.builds(
+    metric_api.MetricRow,
+    metric=st.sampled_from(metric_api.METRICS),
+    period=st.none() | st.sampled_from(["2021", "2021-Q3", "2021-07"]),
+    group=st.none() | texts | st.sampled_from(["(top)", "(none)", "mm/slab"]),
+    n=small,
+    unit=st.sampled_from(["", "hours", "days", "versions", "reviews per month"]),
+    total=small,
+    median=st.none() | st.floats(0, 1e6),
+    p25=st.none() | st.floats(0, 1e6),
+    p75=st.none() | st.floats(0, 1e6),
+    numerator=small,
+    denominator=small,
+    value=st.none() | st.floats(0, 10),
+    p95=st.none() | st.floats(0, 1e6),
+    other_domain=st.none() | small,
+)
+
+
+@SHAPES
+@given(
+    found=st.lists(metric_rows, max_size=12),
+    by=st.sampled_from(["", "month", "year"]),
+    group=st.sampled_from(["", "dir", "person", "list"]),
+)
+def test_the_metrics_page_for_every_set_of_rows(
+    shaped: tuple[TestClient, Shapes],
+    found: list[metric_api.MetricRow],
+    by: str,
+    group: str,
+) -> None:
+    client, _ = shaped
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(metric_api, "metrics", lambda settings, query: found)
+        page = ask(client, f"/metrics?by={by}&group={group}&list=%3Cb%3E")
+        assert "<b>" not in page
+        ask(client, f"/metrics.svg?by={by}&group={group}")
+        ask(client, f"/api/v1/metrics?by={by}&group={group}")
