@@ -165,16 +165,19 @@ def compute(
 ) -> list[MetricRow]:
     """The metrics of these versions (pure: what `metrics` reads, computed)."""
     patches = [family for family in families(versions) if not family.untracked]
+    groups = {family.name: _family_groups(family, query) for family in patches}
+    reviews: list[Review] | None = None
     found: list[MetricRow] = []
     for name in parse_names(query.names):
         if name == FIRST_RESPONSE:
             found += _first_response(versions, query)
         elif name in (TIME_TO_ACCEPT, TIME_TO_RELEASE, REVIEW_CYCLES):
-            found += _durations(name, patches, query, releases or {})
+            found += _durations(name, patches, query, groups, releases or {})
         elif name in (REVIEWED_SHARE, ACCEPTANCE, IGNORED):
-            found += _ratios(name, patches, query)
+            found += _ratios(name, patches, query, groups)
         else:
-            found += _reviews(name, versions, query)
+            reviews = _review_list(versions, query) if reviews is None else reviews
+            found += _reviews(name, reviews, query)
     return found
 
 
@@ -278,25 +281,25 @@ def _first_response(versions: list[Version], query: Query) -> list[MetricRow]:
 
 
 def _durations(
-    name: str, patches: list[Family], query: Query, releases: dict[tuple[str, str], int]
+    name: str,
+    patches: list[Family],
+    query: Query,
+    groups: dict[str, set[str | None]],
+    releases: dict[tuple[str, str], int],
 ) -> list[MetricRow]:
     if name == TIME_TO_ACCEPT:
         items = [
-            (family.date, _family_groups(family, query), _accepted(family))
-            for family in patches
+            (family.date, groups[family.name], _accepted(family)) for family in patches
         ]
         return _duration_rows(name, "days", _bucket(items, query))
     applied = [family for family in patches if family.applied]
     if name == TIME_TO_RELEASE:
         items = [
-            (family.date, _family_groups(family, query), _released(family, releases))
+            (family.date, groups[family.name], _released(family, releases))
             for family in applied
         ]
         return _duration_rows(name, "days", _bucket(items, query))
-    cycles = [
-        (family.date, _family_groups(family, query), _cycles(family))
-        for family in applied
-    ]
+    cycles = [(family.date, groups[family.name], _cycles(family)) for family in applied]
     counts = _bucket(
         ((date, groups, float(len(gaps) + 1)) for date, groups, gaps in cycles),
         query,
@@ -355,14 +358,19 @@ def _cycles(family: Family) -> list[float]:
 # --- ratios ------------------------------------------------------------------
 
 
-def _ratios(name: str, patches: list[Family], query: Query) -> list[MetricRow]:
+def _ratios(
+    name: str,
+    patches: list[Family],
+    query: Query,
+    groups: dict[str, set[str | None]],
+) -> list[MetricRow]:
     judged: Callable[[Family], tuple[bool, bool] | None] = {
         REVIEWED_SHARE: _reviewed,
         ACCEPTANCE: _acceptance,
         IGNORED: _ignored,
     }[name]
     items = [
-        (family.date, _family_groups(family, query), verdict)
+        (family.date, groups[family.name], verdict)
         for family in patches
         if (verdict := judged(family)) is not None
     ]
@@ -443,8 +451,7 @@ def _review_list(versions: list[Version], query: Query) -> list[Review]:
     ]
 
 
-def _reviews(name: str, versions: list[Version], query: Query) -> list[MetricRow]:
-    reviews = _review_list(versions, query)
+def _reviews(name: str, reviews: list[Review], query: Query) -> list[MetricRow]:
     buckets = _bucket(((r.date, set(r.groups), r) for r in reviews), query)
     rows = []
     for (period, group), given in buckets.items():

@@ -9,9 +9,10 @@ and the release dates (Store.release_dates). The definitions are e2g.api.metrics
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from e2g.api.queue import states
 from e2g.index.store import QueueRow, Store
@@ -84,16 +85,33 @@ class Family:
         return {path for version in self.versions for path in version.files}
 
 
-def is_bot(address: str, bots: tuple[str, ...]) -> bool:
-    return any(fnmatchcase(address.lower(), pattern) for pattern in bots)
+class Bots:
+    """Whether an address is a robot's (`[metrics] bots`: shell patterns,
+    case-blind); each address is asked of the patterns once."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self._pattern = (
+            re.compile("|".join(fnmatch.translate(p.lower()) for p in patterns))
+            if patterns
+            else None
+        )
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, address: str) -> bool:
+        found = self._known.get(address)
+        if found is None:
+            found = bool(self._pattern and self._pattern.match(address.lower()))
+            self._known[address] = found
+        return found
 
 
 def read_versions(
     store: Store, *, bots: tuple[str, ...], lists: tuple[str, ...] = ()
 ) -> list[Version]:
     """Every version of the queue (of these lists, when asked), with its files."""
+    robots = Bots(bots)
     found = [
-        _version(row, bots)
+        _version(row, robots)
         for row in store.queue_all()
         if not lists or row.list in lists
     ]
@@ -114,7 +132,7 @@ def families(versions: list[Version]) -> list[Family]:
     return found
 
 
-def _version(row: QueueRow, bots: tuple[str, ...]) -> Version:
+def _version(row: QueueRow, bots: Bots) -> Version:
     facts = json.loads(row.facts)
     family = facts.get("family") or [row.message_id, row.date]
     return Version(
@@ -130,12 +148,12 @@ def _version(row: QueueRow, bots: tuple[str, ...]) -> Version:
         responses=[
             Response(str(sender), date, int(seq))
             for sender, date, seq in facts.get("responses", [])
-            if not is_bot(str(sender), bots)
+            if str(sender) not in bots
         ],
         approvals=[
             str(giver)
             for giver, tag, _ in facts.get("tags", [])
-            if tag in APPROVAL_KEYS and not is_bot(str(giver), bots)
+            if tag in APPROVAL_KEYS and str(giver) not in bots
         ],
         applied=[str(posting) for posting in facts.get("applied", [])],
         committed=facts.get("committed"),

@@ -6,6 +6,7 @@ are in e2g.api.metrics (its docstring).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -48,7 +49,13 @@ def period_of(epoch: int, by: str | None) -> str | None:
     None when not grouped by period."""
     if by is None:
         return None
-    moment = datetime.fromtimestamp(epoch, UTC)
+    return _period_of_day(epoch // 86_400, by)
+
+
+@functools.lru_cache(maxsize=100_000)
+def _period_of_day(day: int, by: str) -> str:
+    """A UTC day's period (periods begin at UTC midnight: a day is in one)."""
+    moment = datetime.fromtimestamp(day * 86_400, UTC)
     if by == "year":
         return f"{moment.year}"
     if by == "quarter":

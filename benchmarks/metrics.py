@@ -1,0 +1,138 @@
+"""The review metrics (issue 36): every metric over a generated list, timed.
+
+Generates a kernel-like archive (benchmarks/gen_archive.py), ingests it (which
+derives the patch queue the metrics read), then times, as medians of --rounds runs:
+- every metric in process (e2g.api.metrics.metrics), all time, --by year, --by
+  month, --dir --depth 2 and --person: the target is under 5 s for a 35k-message list;
+- `e2g metrics --by year --json` end to end (a whole process, start-up included);
+and prints the peak RSS of this process and a linear projection to 1M messages
+(the work is one pass over the queue's rows and the files' paths). No repository is
+matched: no patch is applied, so the accepted-side metrics count zeros, at the
+same cost of reading every row.
+
+    python benchmarks/metrics.py [--messages 35000] [--rounds 3] [--data DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.gen_archive import generate  # noqa: E402
+from e2g import config  # noqa: E402
+from e2g.api.core import ingest, open_store  # noqa: E402
+from e2g.api.metrics import Query, metrics  # noqa: E402
+
+TARGET = 5.0
+MILLION = 1_000_000
+
+
+def _build(data: Path, messages: int) -> None:
+    archive = data.parent / "metrics.mbox"
+    generate(archive, messages, seed=1)
+    settings = config.resolve(data_dir=data, env={}, home=data.parent)
+    started = time.perf_counter()
+    ingest(settings, [str(archive)])
+    print(
+        f"ingest of {messages:,} messages (queue derived at its end): "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+
+
+def _timed(settings: config.Settings, query: Query, rounds: int) -> tuple[float, int]:
+    times, rows = [], 0
+    for _ in range(rounds):
+        started = time.perf_counter()
+        rows = len(metrics(settings, query))
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), rows
+
+
+def _peak_rss(data: Path, env: dict[str, str]) -> float:
+    """The peak RSS (MB) of a fresh process that computes every metric by month."""
+    script = (
+        "import resource, sys; from pathlib import Path; from e2g import config; "
+        "from e2g.api.metrics import Query, metrics; "
+        "s = config.resolve(data_dir=Path(sys.argv[1]), env={}, home=Path('/')); "
+        "metrics(s, Query(by='month')); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(data)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return int(done.stdout.strip()) / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=35_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--data", type=Path, help="a data dir a run kept")
+    parser.add_argument("--keep", action="store_true", help="keep the data dir")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="e2g-metrics-"))
+    data = args.data or work / "data"
+    if args.data is None:
+        _build(data, args.messages)
+    settings = config.resolve(data_dir=data, env={}, home=work)
+    with open_store(settings) as store:
+        messages = store.max_seq()
+        versions = sum(store.queue_state_counts().values())
+    print(f"{messages:,} messages, {versions:,} patch versions")
+    slowest = 0.0
+    for label, query in (
+        ("all metrics, all time", Query()),
+        ("all metrics --by year", Query(by="year")),
+        ("all metrics --by month", Query(by="month")),
+        ("all metrics --dir --depth 2", Query(group="dir", depth=2)),
+        ("all metrics --person --by year", Query(group="person", by="year")),
+    ):
+        elapsed, rows = _timed(settings, query, args.rounds)
+        slowest = max(slowest, elapsed)
+        verdict = "under" if elapsed < TARGET else "OVER"
+        print(f"{label}: {elapsed * 1000:,.0f} ms, {rows:,} rows; {verdict} 5 s")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = []
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "e2g", "--data-dir", str(data), "-q", "metrics"]
+            + ["--by", "year", "--json"],
+            capture_output=True,
+            check=True,
+            env=env,
+        )
+        runs.append(time.perf_counter() - started)
+    print(f"e2g metrics --by year --json: {statistics.median(runs) * 1000:,.0f} ms")
+    peak = _peak_rss(data, env)
+    scale = MILLION / max(1, messages)
+    print(
+        f"peak RSS of a process computing every metric --by month: {peak:,.0f} MB; "
+        f"projected to 1M messages (linear): {slowest * scale:,.1f} s for the "
+        f"slowest choice, {peak * scale:,.0f} MB"
+    )
+    if args.keep or args.data:
+        print(f"data dir: {data}")
+    else:
+        import shutil
+
+        shutil.rmtree(work)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
