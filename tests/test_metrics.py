@@ -19,7 +19,8 @@ import pytest
 
 from e2g import config
 from e2g.api import metrics as m
-from e2g.api.metrics import Query, metrics
+from e2g.api.metrics import Query, compute, metrics
+from e2g.api.metrics.facts import Version
 from e2g.render.metrics import metric_json, metrics_svg
 from tests.audit_world import BOB, World, matched
 from tests.queue_world import unapplied
@@ -217,3 +218,38 @@ def test_the_web_page_links_to_the_patches_behind_a_figure(
     assert "c: set c3" in behind.text and "d: set d3" in behind.text
     api = client.get("/api/v1/metrics?name=ignored&by=month").json()
     assert api["metrics"][0]["numerator"] == 2
+
+
+def _version(seq: int, *, state: str, untracked: bool, version: int) -> Version:
+    return Version(
+        seq=seq,
+        message_id=f"k{seq}@x",
+        list_name="l",
+        date=1_600_000_000 + seq,
+        author="kim@example.org",
+        version=version,
+        state=state,
+        untracked=untracked,
+        family="k1@x",
+        family_date=1_600_000_001,
+        responses=[],
+        approvals=[],
+        applied=[],
+        committed=None,
+        releases=[],
+    )
+
+
+def test_a_patch_for_another_tree_is_left_out_though_superseded() -> None:
+    """v1 is superseded (its state says so first), v2 untracked: the patch is no
+    matched repository's, so it is no ignored patch of this one."""
+    versions = [
+        _version(1, state="superseded", untracked=True, version=1),
+        _version(2, state="untracked", untracked=True, version=2),
+    ]
+    assert compute(versions, Query(names=(m.IGNORED,))) == []
+    (first,) = compute(versions, Query(names=(m.FIRST_RESPONSE,)))
+    assert (first.n, first.total) == (0, 2)  # a version's response is asked anyway
+    versions[1] = _version(2, state="new", untracked=False, version=2)
+    (ignored,) = compute(versions, Query(names=(m.IGNORED,)))
+    assert (ignored.numerator, ignored.denominator) == (1, 1)

@@ -37,6 +37,7 @@ class Version:
     author: str  # address, lower-cased
     version: int
     state: str
+    untracked: bool  # no matched repository holds its paths (whatever its state)
     family: str  # its earliest version's Message-ID
     family_date: int | None
     responses: list[Response]  # by others, bots left out, oldest first
@@ -75,7 +76,9 @@ class Family:
 
     @property
     def untracked(self) -> bool:
-        return all(version.state == states.UNTRACKED for version in self.versions)
+        """No matched repository holds any version's paths (a superseded version
+        keeps the reason too: its state says superseded first)."""
+        return all(version.untracked for version in self.versions)
 
     def committed(self) -> int | None:
         dates = [v.committed for v in self.versions if v.committed is not None]
@@ -143,6 +146,7 @@ def _version(row: QueueRow, bots: Bots) -> Version:
         author=row.author_email.lower(),
         version=row.version,
         state=row.state,
+        untracked=bool(row.untracked) or row.state == states.UNTRACKED,
         family=str(family[0]),
         family_date=family[1],
         responses=[
