@@ -149,6 +149,18 @@ def replies(
     return found
 
 
+def _covers(mails: dict[str, dict[str, object]], mail: dict[str, object]) -> list[str]:
+    """The cover letter up the patch's thread (a series sent with its parts chained
+    to one another, or to the cover), by the patch's sender; none for a lone patch."""
+    cur, seen = str(mail["parent"]), set()
+    while cur in mails and cur not in seen:  # iterative: threads come from mail
+        seen.add(cur)
+        if mails[cur]["kind"] == "cover" and mails[cur]["sender"] == mail["sender"]:
+            return [cur]
+        cur = str(mails[cur]["parent"])
+    return []
+
+
 def _repo(repo: Path) -> tuple[set[str], set[str]]:
     """The repository's commit subjects (case-folded) and every path it held, with
     their directories."""
@@ -202,19 +214,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - one report
     subjects, paths = _repo(args.repo)
     bot = lambda address: any(fnmatchcase(address, p) for p in BOTS)  # noqa: E731
 
-    covers: dict[tuple[str, str], str] = {}  # (sender, thread parent) -> cover
-    for mid, mail in mails.items():
-        if mail["kind"] == "cover":
-            covers[(str(mail["sender"]), mid)] = mid
     first: dict[str, list[float | None]] = defaultdict(list)
     families: dict[tuple[str, str], dict[str, object]] = {}
     for mid, mail in mails.items():
         if mail["kind"] != "patch" or mail["date"] is None:
             continue
-        heads = [mid]
-        cover = covers.get((str(mail["sender"]), str(mail["parent"])))
-        if cover:
-            heads.append(cover)
+        heads = [mid, *_covers(mails, mail)]
         answers = [
             mails[r]
             for head in heads
