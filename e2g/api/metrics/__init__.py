@@ -152,7 +152,12 @@ def metrics(settings: Settings, query: Query) -> list[MetricRow]:
                 "the patch queue is not derived yet: run `e2g ingest` or "
                 "`e2g match` first, the metrics read it"
             )
-        versions = read_versions(store, bots=settings.metrics_bots, lists=query.lists)
+        versions = read_versions(
+            store,
+            bots=settings.metrics_bots,
+            lists=query.lists,
+            files=query.group == "dir",
+        )
         releases = store.release_dates() if TIME_TO_RELEASE in query.names else {}
     return compute(versions, query, releases=releases)
 

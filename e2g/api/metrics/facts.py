@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 
 from e2g.api.queue import states
@@ -109,18 +110,24 @@ class Bots:
 
 
 def read_versions(
-    store: Store, *, bots: tuple[str, ...], lists: tuple[str, ...] = ()
+    store: Store,
+    *,
+    bots: tuple[str, ...],
+    lists: tuple[str, ...] = (),
+    files: bool = False,
 ) -> list[Version]:
-    """Every version of the queue (of these lists, when asked), with its files."""
+    """Every version of the queue (of these lists, when asked), read a row at a
+    time; with `files`, the paths each touches (for directories)."""
     robots = Bots(bots)
     found = [
         _version(row, robots)
-        for row in store.queue_all()
+        for row in store.queue_each()
         if not lists or row.list in lists
     ]
-    files = store.files_of([version.seq for version in found])
-    for version in found:
-        version.files = files.get(version.seq, [])
+    if files:
+        paths = store.files_of([version.seq for version in found])
+        for version in found:
+            version.files = paths.get(version.seq, [])
     return found
 
 
@@ -136,26 +143,27 @@ def families(versions: list[Version]) -> list[Family]:
 
 
 def _version(row: QueueRow, bots: Bots) -> Version:
+    # Addresses, lists and states repeat across rows: interned, each is kept once.
     facts = json.loads(row.facts)
     family = facts.get("family") or [row.message_id, row.date]
     return Version(
         seq=row.seq,
         message_id=row.message_id,
-        list_name=row.list,
+        list_name=sys.intern(row.list),
         date=row.date,
-        author=row.author_email.lower(),
+        author=sys.intern(row.author_email.lower()),
         version=row.version,
-        state=row.state,
+        state=sys.intern(row.state),
         untracked=bool(row.untracked) or row.state == states.UNTRACKED,
         family=str(family[0]),
         family_date=family[1],
         responses=[
-            Response(str(sender), date, int(seq))
+            Response(sys.intern(str(sender)), date, int(seq))
             for sender, date, seq in facts.get("responses", [])
             if str(sender) not in bots
         ],
         approvals=[
-            str(giver)
+            sys.intern(str(giver))
             for giver, tag, _ in facts.get("tags", [])
             if tag in APPROVAL_KEYS and str(giver) not in bots
         ],

@@ -9,7 +9,7 @@ through e2g.index.queue_writer); these queries only read them. Filters arrive as
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from e2g.index.schema import QUEUE_SEQ_KEY
@@ -369,6 +369,14 @@ class QueueReads(StoreBase):
                 f"SELECT {QUEUE_COLUMNS} FROM queue ORDER BY seq"  # noqa: S608 - ours
             )
         ]
+
+    def queue_each(self) -> Iterator[QueueRow]:
+        """Every row of the queue, in seq order, one at a time (a reader that keeps
+        less than the rows, e2g.api.metrics, never holds them all)."""
+        for row in self._connection.execute(
+            f"SELECT {QUEUE_COLUMNS} FROM queue ORDER BY seq"  # noqa: S608 - ours
+        ):
+            yield QueueRow(*row)
 
     def queue_by_seqs(self, seqs: Sequence[int]) -> dict[int, QueueRow]:
         if not seqs:
