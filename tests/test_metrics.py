@@ -13,6 +13,7 @@ are dated COMMIT_DATE (BASE_DATE + 9 days).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,42 @@ def test_a_patch_for_another_tree_is_left_out_though_superseded() -> None:
     versions[1] = _version(2, state="new", untracked=False, version=2)
     (ignored,) = compute(versions, Query(names=(m.IGNORED,)))
     assert (ignored.numerator, ignored.denominator) == (1, 1)
+
+
+def test_the_command_line(settings: config.Settings, tmp_path: Path) -> None:
+    """Exit codes, the stream split, --csv's header and --svg's file."""
+    import subprocess
+    import sys
+
+    def e2g(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "e2g", "--data-dir", str(settings.data_dir), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+        )
+
+    chart = tmp_path / "m.svg"
+    done = e2g("metrics", "ignored", "acceptance", "--csv", "--svg", str(chart))
+    assert (done.returncode, done.stderr) == (0, "")
+    header, *lines = done.stdout.splitlines()
+    assert header.startswith("metric,period,group,n,median,p25,p75,unit,total,")
+    assert [line.split(",")[0] for line in lines] == ["ignored", "acceptance"]
+    assert chart.read_text().startswith("<svg")
+    table = e2g("metrics", "ignored", "--by", "year")
+    assert table.stdout.splitlines()[:3] == [
+        "ignored",
+        "period    group  figure",
+        "2021             2/5 (40%)",
+    ]
+    wrong = e2g("metrics", "time-to-nothing")
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert wrong.stderr.count("\n") == 1 and "first-response" in wrong.stderr
+    empty = subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(tmp_path / "none"), "metrics"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert empty.returncode == 1 and empty.stderr.startswith("e2g: error:")

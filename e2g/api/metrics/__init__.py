@@ -66,7 +66,7 @@ from e2g.api.basis import open_store
 from e2g.api.metrics import numbers
 from e2g.api.metrics.facts import Family, Version, families, read_versions
 from e2g.config import Settings
-from e2g.errors import UsageError
+from e2g.errors import NotMatched, UsageError
 
 FIRST_RESPONSE = "first-response"
 TIME_TO_ACCEPT = "time-to-accept"
@@ -148,7 +148,7 @@ def metrics(settings: Settings, query: Query) -> list[MetricRow]:
         raise UsageError(f"group by one of {', '.join(GROUPS)}, not {query.group!r}")
     with open_store(settings) as store:
         if store.queue_seq() is None:
-            raise UsageError(
+            raise NotMatched(
                 "the patch queue is not derived yet: run `e2g ingest` or "
                 "`e2g match` first, the metrics read it"
             )
