@@ -47,3 +47,21 @@ def test_the_config_file_names_archives_for_every_list_or_one(tmp_path: Path) ->
         "https://mail.example.org/m/x@y"
     )
     assert settings.url_for("x@y", None) == "https://mail.example.org/m/x@y"
+
+
+def test_metrics_bots_come_from_the_config_file(tmp_path: Path) -> None:
+    from e2g.config import DEFAULT_BOTS, resolve
+    from e2g.errors import UsageError
+
+    assert (
+        resolve(data_dir=tmp_path, env={}, home=tmp_path).metrics_bots == DEFAULT_BOTS
+    )
+    folder = tmp_path / ".config" / "e2g"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text('[metrics]\nbots = ["CI@Example.org"]\n')
+    assert resolve(data_dir=tmp_path, env={}, home=tmp_path).metrics_bots == (
+        "ci@example.org",
+    )
+    (folder / "config.toml").write_text("[metrics]\nbots = 3\n")
+    with pytest.raises(UsageError, match=r"\[metrics\] bots"):
+        resolve(data_dir=tmp_path, env={}, home=tmp_path)
