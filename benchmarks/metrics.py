@@ -133,12 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{slowest * scale:,.1f} s for the slowest choice, "
         f"{base + (peak - base) * scale:,.0f} MB"
     )
+    import shutil
+
     if args.keep or args.data:
         print(f"data dir: {data}")
-    else:
-        import shutil
-
-        shutil.rmtree(work)
+    if not args.keep:
+        shutil.rmtree(work)  # with --data, an empty work dir
     return 0
 
 
