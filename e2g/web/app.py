@@ -251,15 +251,20 @@ def create_app(
     )
     app.add_middleware(SecurityHeaders)
     _install_errors(app)
-    app.include_router(pages.router)
-    app.include_router(queue_view.pages)
-    app.include_router(metrics_view.pages)
-    app.include_router(rest.router)
-    app.include_router(queue_view.rest)
-    app.include_router(metrics_view.rest)
+    own = (
+        pages.router,
+        queue_view.pages,
+        metrics_view.pages,
+        rest.router,
+        queue_view.rest,
+        metrics_view.rest,
+    )
+    for router in own:
+        app.include_router(router)
     # Patchwork's API at its version and at /api/ (the latest, as Patchwork).
     app.include_router(patchwork.router, prefix=f"/api/{patchwork.VERSION}")
     app.include_router(patchwork.router, prefix="/api")
+    app.state.own_pages = lore.first_segments(own, "/api/")
     # Last: lore's /<list>/<msgid>/ shapes take only what no route above takes.
     app.include_router(lore.router)
     return app

@@ -19,11 +19,13 @@ joined into a file path.
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.applications import Starlette
 
 from e2g import errors
 from e2g.api import lore, threads
@@ -34,14 +36,6 @@ from e2g.web.render import check_message_id, message_path
 router = APIRouter(include_in_schema=False)
 Context = Annotated[WebContext, Depends(web_context)]
 
-# First path segments that are e2g's own pages, never a list's name.
-RESERVED = frozenset(
-    {
-        "api", "audit", "blame", "commit", "docs", "events.atom", "go", "openapi.json",
-        "patches", "patches.atom", "raw", "redoc", "search", "static", "stats",
-        "stats.svg", "thread", "tokens",
-    }
-)  # fmt: skip
 # What may follow a Message-ID in a lore URL, and what it asks for.
 SUFFIXES = (
     ("/t.mbox.gz", "mbox"),
@@ -63,10 +57,29 @@ def _split(rest: str) -> tuple[str, str]:
     return rest, "page"
 
 
-def _list(context: WebContext, name: str) -> str | None:
-    if name in RESERVED:
+def _list(request: Request, context: WebContext, name: str) -> str | None:
+    if name in own_pages(request.app):
         raise errors.NotFound(f"no page /{name}/ here")
     return lore.find_list(context.settings, name)
+
+
+def own_pages(app: Starlette) -> frozenset[str]:
+    """The first path segments of e2g's own pages, never a list's name (set by
+    create_app from the routers it includes before lore's, `first_segments`)."""
+    found: frozenset[str] = getattr(app.state, "own_pages", frozenset())
+    return found
+
+
+def first_segments(routers: Sequence[APIRouter], *prefixes: str) -> frozenset[str]:
+    """The first path segments the routes of `routers` take, and `prefixes`' (a
+    router included under a prefix): read from the routes, so a page added later
+    is never taken for a list's name."""
+    paths = [getattr(route, "path", "") for one in routers for route in one.routes]
+    return frozenset(
+        path.strip("/").split("/", 1)[0]
+        for path in [*paths, *prefixes]
+        if not path.startswith("/{")
+    ) - {""}
 
 
 @router.get("/r/{message_id:path}")
@@ -77,7 +90,8 @@ def redirector(message_id: str) -> RedirectResponse:
 
 
 @router.api_route("/{name}/", methods=["GET", "POST"])
-def list_search(
+def list_search(  # noqa: PLR0913 - FastAPI parameters
+    request: Request,
     context: Context,
     name: str,
     q: Query_ = "",
@@ -89,7 +103,7 @@ def list_search(
     if "@" in name and not q:
         wanted = check_message_id(name)
         return RedirectResponse(f"/all/{message_path(wanted)}/", status_code=302)
-    list_id = _list(context, name)
+    list_id = _list(request, context, name)
     if x != "m":
         query = f"({q}) list:{list_id}" if list_id and q.strip() else q
         return RedirectResponse(
@@ -105,10 +119,10 @@ def list_search(
 
 
 @router.get("/{name}/{rest:path}")
-def message(context: Context, name: str, rest: str) -> Response:
+def message(request: Request, context: Context, name: str, rest: str) -> Response:
     """A message by Message-ID under a list's name: its thread page, its raw
     bytes, or its whole thread as an mbox.gz."""
-    _list(context, name)
+    _list(request, context, name)
     message_id, asked = _split(rest)
     wanted = check_message_id(message_id)
     if asked == "page":

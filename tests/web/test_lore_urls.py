@@ -74,6 +74,13 @@ def test_unknown_lists_and_e2g_routes(client):
     assert client.get(f"/r/{PATCH}", follow_redirects=False).status_code == 302
 
 
+@pytest.mark.parametrize("page", ["series", "metrics", "patches", "stats"])
+def test_every_page_of_e2g_is_never_a_list_name(client, page: str) -> None:
+    """The pages are read from the routers the app includes, not a list kept by
+    hand (that list lacked /series and /metrics, added after it)."""
+    assert client.get(f"/{page}/{PATCH}/raw").status_code == 404
+
+
 @pytest.mark.parametrize(
     "typed",
     [
