@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from e2g import faults
 from e2g.errors import StoreError
 from e2g.index.codec import Codec
 from e2g.index.db import connect, explain, file_pages, read_meta, transaction
+from e2g.index.message_rows import RawPart, file_rows, raw_part, runs
 from e2g.index.schema import DELETED_BLOCK_KEY, DELETED_SEQ_KEY
 from e2g.index.series import SeriesAssigner
 from e2g.index.store import (
@@ -37,7 +38,6 @@ from e2g.mail import threads
 from e2g.mail.backport import process_kind
 from e2g.mail.trailers import TrailerKind, kind_of
 from e2g.model.mail import Malformed, Message, RawMessage
-from e2g.model.patch import FileChange
 
 
 class BatchItem(NamedTuple):
@@ -317,7 +317,7 @@ class StoreWriter:
     def _insert_details(self, seq: int, item: BatchItem) -> None:
         message = item.message
         self._add_sighting(seq, item)
-        part = _raw_part(seq, item.raw.data, message)
+        part = raw_part(seq, item.raw.data, message)
         self._raw.append(part)
         if message.body and part.body_at is None:
             self.connection.execute(
@@ -328,7 +328,7 @@ class StoreWriter:
             self.connection.executemany(
                 "INSERT OR IGNORE INTO files(seq, path, old_path, status, binary, added, "
                 "removed, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(seq, *row) for row in _file_rows(message.patch.files)],
+                [(seq, *row) for row in file_rows(message.patch.files)],
             )
             self._diffs.append((seq, message.patch.diff.encode()))
         reviews = [
@@ -414,7 +414,7 @@ class StoreWriter:
         """The batch's new messages' raw bytes and diffs, each in blocks of
         consecutive messages."""
         raw, self._raw = self._raw, []
-        for block in _runs(
+        for block in runs(
             raw, [len(part.stored) for part in raw], BLOCK_MESSAGES, BLOCK_BYTES
         ):
             block_id, starts = self._write_block("raw", [part.stored for part in block])
@@ -428,7 +428,7 @@ class StoreWriter:
                 ],
             )
         diffs, self._diffs = self._diffs, []
-        for run in _runs(
+        for run in runs(
             diffs, [len(diff) for _, diff in diffs], DIFF_BLOCK_DIFFS, DIFF_BLOCK_BYTES
         ):
             block_id, starts = self._write_block("diff", [d for _, d in run])
@@ -543,89 +543,3 @@ class StoreWriter:
             (bad.origin.source, bad.origin.position, bad.reason, bad.detail[:500]),
         )
         return cursor.rowcount
-
-
-def _file_rows(
-    files: Sequence[FileChange],
-) -> list[tuple[str, str | None, str, int, int, int, float | None]]:
-    """One row per path: a mail that changes a file in two diffs (two parts, or a
-    concatenated series) stores the file once, with both diffs' +/- counts, as the
-    matcher's bounds need (its weight already covers both)."""
-    by_path: dict[str, FileChange] = {}
-    for change in files:
-        seen = by_path.get(change.path)
-        by_path[change.path] = (
-            change
-            if seen is None
-            else replace(
-                seen,
-                added=seen.added + change.added,
-                removed=seen.removed + change.removed,
-            )
-        )
-    return [
-        (
-            change.path,
-            change.old_path,
-            str(change.status),
-            int(change.binary),
-            change.added,
-            change.removed,
-            change.weight,
-        )
-        for change in by_path.values()
-    ]
-
-
-class RawPart(NamedTuple):
-    """A message's raw bytes as a block holds them: without its diff where the diff
-    occurs verbatim (its diff block keeps it; diff_at says where it goes back), and where
-    its body lies in them (body_at, body_size), so no `bodies` row is needed."""
-
-    seq: int
-    stored: bytes
-    diff_at: int | None = None
-    body_at: int | None = None
-    body_size: int | None = None
-
-
-def _raw_part(seq: int, raw: bytes, message: Message) -> RawPart:
-    """Store each byte once: a body or diff that occurs verbatim in the raw mail (a
-    plain 8-bit or 7-bit UTF-8 part, most patches) is read back from it. The diff
-    is looked for after the body, so the body's offsets hold in the stored bytes
-    too (Store.body reads it without putting the diff back)."""
-    body = message.body.encode() if message.body else b""
-    body_at = raw.find(body) if body else -1
-    after = body_at + len(body) if body_at >= 0 else 0
-    diff = message.patch.diff.encode() if message.patch is not None else b""
-    diff_at = raw.find(diff, after) if diff else -1
-    return RawPart(
-        seq,
-        raw[:diff_at] + raw[diff_at + len(diff) :] if diff_at >= 0 else raw,
-        diff_at if diff_at >= 0 else None,
-        body_at if body_at >= 0 else None,
-        len(body) if body_at >= 0 else None,
-    )
-
-
-_Item = TypeVar("_Item")
-
-
-def _runs(
-    pending: Sequence[_Item], sizes: Sequence[int], most: int, size_limit: int
-) -> Iterator[Sequence[_Item]]:
-    """Consecutive runs of at most `most` items and about `size_limit` bytes (a
-    larger item is a run of its own): reading one item decompresses its block, so
-    a block stays small enough to read for one item."""
-    start = 0
-    while start < len(pending):
-        end, size = start, 0
-        while (
-            end < len(pending)
-            and end - start < most
-            and (end == start or size + sizes[end] <= size_limit)
-        ):
-            size += sizes[end]
-            end += 1
-        yield pending[start:end]
-        start = end
