@@ -49,7 +49,7 @@ from typing import NamedTuple
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SPARSE = CORPUS / "sparse"
 # Pages later work adds: absent (404 on the first) is no failure, 5xx is.
-OPTIONAL = ("/metrics", "/tree/HEAD/")
+OPTIONAL = ("/tree/HEAD/",)
 # The queue's kinds: each asks for a stored message or a list, so a 404 is a finding.
 QUEUE_KINDS = (
     "patches",
@@ -59,6 +59,12 @@ QUEUE_KINDS = (
     "api-events",
     "series",
     "api-series",
+    # ... and so does each of lore's and Patchwork's URLs and the metrics' pages.
+    "lore",
+    "patchwork",
+    "metrics",
+    "metrics-svg",
+    "api-metrics",
 )
 # The patch queue's states (e2g.api.queue.states.STATES) and `all`.
 STATES = (
@@ -315,7 +321,80 @@ def plan(
         ]
     urls.append(("search", "/search?q=fix&page=500"))
     urls += queue_plan(messages, rnd, args.series)
+    urls += clients_plan(messages, rnd, args.series)
+    urls += metrics_plan()
     urls += [("optional", path) for path in OPTIONAL]
+    return urls
+
+
+def clients_plan(
+    messages: list[Stored], rnd: random.Random, count: int
+) -> list[tuple[str, str]]:
+    """What the clients people already use ask for: lore's URL shapes (b4, a pasted
+    link) for `count` patches and threads, and Patchwork's API (git-pw, pwclient)
+    with its filters and pages, `count` patches and series by id."""
+    from e2g.mail.lists import short_name
+
+    urls = [
+        ("patchwork", "/api/"),
+        ("patchwork", "/api/1.3/"),
+        ("patchwork", "/api/1.3/projects/"),
+        ("patchwork", "/api/1.3/people/"),
+        ("patchwork", "/api/1.3/events/"),
+        ("patchwork", "/api/1.3/covers/"),
+        ("patchwork", "/api/1.3/series/?per_page=50"),
+        ("patchwork", "/api/1.3/series/?per_page=50&page=2"),
+    ]
+    for state in ("new", "accepted", "superseded", "not-applicable", "deferred"):
+        urls.append(("patchwork", f"/api/1.3/patches/?state={state}&per_page=30"))
+    for page in (1, 2, 5):
+        urls.append(("patchwork", f"/api/1.3/patches/?per_page=100&page={page}"))
+    lists = sorted({one.list for one in messages if one.list})
+    for name in lists[:3]:
+        short = short_name(name)
+        urls += [
+            ("patchwork", f"/api/1.3/patches/?project={short}&state=new"),
+            ("lore", f"/{short}/?q=fix&x=m"),
+            ("lore", f"/{short}/?q=fix"),
+        ]
+    posted = [one for one in messages if one.kind in ("patch", "cover") and one.list]
+    for one in rnd.sample(posted, min(count, len(posted))):
+        mid, short = quoted(one.message_id), short_name(one.list)
+        urls += [
+            ("lore", f"/{short}/{mid}/"),
+            ("lore", f"/{short}/{mid}/raw"),
+            ("lore", f"/{short}/{mid}/t.mbox.gz"),
+            ("lore", f"/all/{mid}/T/"),
+            ("patchwork", f"/api/1.3/patches/?msgid={mid}"),
+        ]
+    # Patchwork's ids are e2g's: a patch's is its message seq, a series' its row.
+    for number in rnd.sample(
+        range(1, max(2, len(messages))), min(count, len(messages))
+    ):
+        urls += [
+            ("patchwork-id", f"/api/1.3/patches/{number}/"),
+            ("patchwork-id", f"/api/1.3/patches/{number}/mbox/"),
+            ("patchwork-id", f"/api/1.3/covers/{number}/"),
+        ]
+    for number in range(1, count + 1):
+        urls += [
+            ("patchwork-id", f"/api/1.3/series/{number}/"),
+            ("patchwork-id", f"/api/1.3/series/{number}/mbox/"),
+        ]
+    return urls
+
+
+def metrics_plan() -> list[tuple[str, str]]:
+    """The review metrics' page, chart and JSON twin by each period and grouping."""
+    urls = [("metrics", "/metrics"), ("api-metrics", "/api/v1/metrics")]
+    for by in ("month", "quarter", "year"):
+        for group in ("", "dir", "person", "list"):
+            query = f"by={by}&group={group}"
+            urls += [
+                ("metrics", f"/metrics?{query}"),
+                ("metrics-svg", f"/metrics.svg?{query}"),
+                ("api-metrics", f"/api/v1/metrics?{query}"),
+            ]
     return urls
 
 
