@@ -59,7 +59,15 @@ REVIEW_KEYS = tuple(
 # The review tags that approve a patch (every review key but Nacked-by, which is
 # review but no approval): what makes a patch reviewed for `e2g audit` and the queue.
 NACKED_BY = "Nacked-by"
+ACKED_BY = "Acked-by"  # the tag a bare "Ack." backs (e2g.mail.review)
 APPROVAL_KEYS = frozenset(key for key in REVIEW_KEYS if key != NACKED_BY)
+# A line that may give an approving review tag: only messages with one are parsed
+# for trailers (most commits carry none).
+APPROVAL_LINE = re.compile(
+    "(?im)^[ \t]*(?:"
+    + "|".join(sorted((re.escape(key) for key in APPROVAL_KEYS), key=len, reverse=True))
+    + "):"
+)
 
 # git accepts `token: value` where the token is letters, digits and dashes.
 _TRAILER_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]{0,63})[ \t]*:[ \t]*(.*)")

@@ -9,8 +9,6 @@ that tag below any posting of the commit (an Acked-by also by a bare "Ack.").
 
 from __future__ import annotations
 
-import re
-
 from e2g.api.audit.facts import (
     CommitFacts,
     Group,
@@ -21,18 +19,13 @@ from e2g.api.audit.facts import (
 )
 from e2g.api.audit.model import ReviewGiven, TagCheck
 from e2g.mail.review import ACK, COMMENT, acks, person, review_in
-from e2g.mail.trailers import APPROVAL_KEYS, parse_trailers
+from e2g.mail.trailers import ACKED_BY, APPROVAL_KEYS, APPROVAL_LINE, parse_trailers
 from e2g.model import Address
 
 # The review trailers that make a review (Nacked-by is review, but no approval).
 REVIEW_TRAILERS = APPROVAL_KEYS
 # ReviewGiven's trailer of a review given in a reply's own words (e2g.mail.review):
 # COMMENT, comments on the quoted patch; ACK, a bare "Ack.".
-ACKED_BY = "Acked-by"  # the tag a bare "Ack." backs
-# A line that may be a review tag: only those messages are parsed for trailers.
-_REVIEW_TAG = re.compile(
-    r"(?im)^[ \t]*(?:reviewed|acked|tested|reviewed-and-tested)-by:"
-)
 
 
 def authors(facts: CommitFacts) -> list[Address]:
@@ -138,7 +131,7 @@ def check_tags(
     from that person giving that tag (an Acked-by also as a bare "Ack."), below
     any posting (oldest version first)."""
     message = facts.commit.message
-    if not _REVIEW_TAG.search(message):  # most commits carry none: skip the parse
+    if not APPROVAL_LINE.search(message):  # most commits carry none: skip the parse
         return ()
     replies = sorted(
         (
