@@ -11,7 +11,7 @@ diffs into hunks per file and pairs them:
 - added: a hunk of the commit that was never posted.
 
 Both diffs are the text e2g keeps (`Patch.diff`, the store's diff): file headers, then
-`@@` hunks. Sizes are bounded by those diffs' own bounds; pairing is greedy on a
+`@@` hunks, read by e2g.mail.hunks (unidiff, and the scanner for what it rejects). Sizes are bounded by those diffs' own bounds; pairing is greedy on a
 similarity ratio, quadratic only in the hunks of one file.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 from typing import NamedTuple
 
-from e2g.mail import paths
+from e2g.mail.hunks import hunks_of
 
 SIMILAR = (
     0.5  # a posted and an applied hunk sharing this share of lines are one, edited
@@ -69,58 +69,15 @@ class Interdiff(NamedTuple):
 
 
 def hunks(diff: str) -> list[Hunk]:
-    """The hunks of a diff, each with the path of the file it changes, normalised
-    as the store's paths are (`diff -urp linux-2.6.20.orig/mm/x.c` is `mm/x.c`)."""
-    found: list[Hunk] = []
-    path = ""
-    header: str | None = None
-    body: list[str] = []
-
-    def close() -> None:
-        if header is not None and len(found) < MAX_HUNKS:
-            found.append(Hunk(path, header, tuple(body)))
-
-    lines = diff.splitlines()
-    for index, line in enumerate(lines):
-        first = line[:1]
-        if header is not None and (
-            first in (" ", "+") or (first == "-" and not _file_header(lines, index))
-        ):
-            body.append(line)  # most lines: one test (the chain below has 5)
-            continue
-        if line.startswith("diff --git "):
-            close()
-            header, body = None, []
-            names = paths.git_header_paths(line[len("diff --git ") :])
-            path = _strip_side(names[1]) if names else path
-        elif _file_header(lines, index):
-            # A non-git diff's next file: its `---`/`+++` pair follows a hunk.
-            close()
-            header, body = None, []
-        elif line.startswith("+++ ") and header is None:
-            named = paths.side_path(line[4:])
-            path = paths.normalise_path(named) if named != "/dev/null" else path
-        elif line.startswith("@@ "):
-            close()
-            header, body = line, []
-        elif header is not None and line[:1] in ("+", "-", " ", ""):
-            body.append(line)
-    close()
-    return found
-
-
-def _file_header(lines: list[str], index: int) -> bool:
-    """Whether lines[index] starts a `--- old` / `+++ new` file header."""
-    return (
-        lines[index].startswith("--- ")
-        and index + 1 < len(lines)
-        and lines[index + 1].startswith("+++ ")
-    )
-
-
-def _strip_side(name: str) -> str:
-    name = paths.unquote_path(name) if name.startswith('"') else name
-    return name.split("/", 1)[1] if name[:2] in ("a/", "b/") else name
+    """The hunks of a diff (e2g.mail.hunks), each with the path of the file it
+    changes, normalised as the store's paths are (`diff -urp linux-2.6.20.orig/mm/x.c`
+    is `mm/x.c`); at most MAX_HUNKS."""
+    found = [
+        Hunk(file.path, hunk.header, hunk.lines)
+        for file in hunks_of(diff)
+        for hunk in file.hunks
+    ]
+    return found[:MAX_HUNKS]
 
 
 def compare(posted: str, applied: str) -> Interdiff:
