@@ -25,7 +25,7 @@ from e2g.api.reverse import patch_or_cover
 from e2g.config import Settings
 from e2g.errors import NotFound, UsageError
 from e2g.index.store import QueueRow, Store
-from e2g.mail.interdiff import compare, hunks
+from e2g.mail.interdiff import compare_hunks, hunks
 
 MAX_VERSIONS = 50  # versions of one lineage shown
 
@@ -153,12 +153,13 @@ def _change(
 def _files(store: Store, old: QueueRow | None, new: QueueRow) -> tuple[FileChange, ...]:
     if old is None:
         return ()
-    before, after = store.diff(old.seq) or "", store.diff(new.seq) or ""
-    old_paths = {hunk.path for hunk in hunks(before)}
-    new_paths = {hunk.path for hunk in hunks(after)}
-    found = compare(before, after)
+    # Each diff read once (e2g.mail.hunks, by way of interdiff), for paths and pairs.
+    mine, theirs = hunks(store.diff(old.seq) or ""), hunks(store.diff(new.seq) or "")
+    old_paths = {hunk.path for hunk in mine}
+    new_paths = {hunk.path for hunk in theirs}
+    found = compare_hunks(mine, theirs)
     posted = dict.fromkeys(old_paths | new_paths, 0)
-    for hunk in hunks(before):
+    for hunk in mine:
         posted[hunk.path] += 1
     counts: dict[str, dict[str, int]] = {}
     for change in found.changes:
