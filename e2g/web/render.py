@@ -13,6 +13,7 @@ from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
 from e2g.mail import msgid
+from e2g.mail.hunks import hunks_of, line_kind
 
 MAX_REV = 200
 MAX_URL = 2048
@@ -142,20 +143,30 @@ def message_candidate(text: str) -> str | None:
 
 
 def diff_lines(diff: str) -> Iterator[tuple[str, str]]:
-    """(css class, line) for each line: "add", "del", "hunk", "meta" or "ctx"."""
-    in_header = False
-    for line in diff.splitlines():
-        if line.startswith(DIFF_META):
-            in_header = True
-            yield "meta", line
-        elif line.startswith("@@"):
-            in_header = False
-            yield "hunk", line
-        elif in_header and line.startswith(("--- ", "+++ ")):
-            yield "meta", line
-        elif line.startswith("+"):
-            yield "add", line
-        elif line.startswith("-"):
-            yield "del", line
-        else:
-            yield "ctx", line
+    """(css class, line) for each line: "add", "del", "hunk", "meta" or "ctx".
+
+    The hunks are e2g.mail.hunks' (unidiff, the scanner for what it rejects), so a
+    removed `-- x` line inside a hunk is a removal and a `---`/`+++` line outside one
+    is a file header, in git's diffs and in older tools' alike."""
+    lines = diff.splitlines()
+    inside: dict[int, str] = {}
+    for file in hunks_of(diff):
+        for hunk in file.hunks:
+            inside[hunk.at] = "hunk"
+            for index in range(hunk.at + 1, hunk.end):
+                if lines[index][:1] in ("+", "-"):
+                    inside[index] = line_kind(lines[index])
+    for index, line in enumerate(lines):
+        yield inside.get(index) or _outside_hunks(line), line
+
+
+def _outside_hunks(line: str) -> str:
+    if line.startswith(DIFF_META) or line.startswith(("--- ", "+++ ")):
+        return "meta"
+    if line.startswith("@@"):
+        return "hunk"  # a header no hunk reader takes (`@@@` of a combined diff)
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "del"
+    return "ctx"

@@ -208,3 +208,28 @@ def test_real_diffs_read_alike(path: Path) -> None:
     if counted is not None:
         assert _shape(counted) == _shape(scanned)
     assert hunks_of(text) in (counted, scanned)
+
+
+def test_the_web_view_colours_hunks_by_the_wrapper() -> None:
+    """A removed `-- x` line is a removal; a non-git diff's `---`/`+++` lines are
+    its file header (they were coloured as a removal and an addition)."""
+    from e2g.web.render import diff_lines
+
+    text = "\n".join(
+        [
+            "--- linux-2.6.20.orig/mm/slab.c",
+            "+++ linux-2.6.20/mm/slab.c",
+            "@@ -1,2 +1,2 @@",
+            "--- x",
+            " y",
+            "+++ z",
+        ]
+    )
+    assert [kind for kind, _ in diff_lines(text)] == [
+        "meta",
+        "meta",
+        "hunk",
+        "del",
+        "ctx",
+        "add",
+    ]
