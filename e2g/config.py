@@ -6,7 +6,8 @@ The data directory is, in order: the `--data-dir` flag, `E2G_DATA_DIR`,
 `data_dir`, `index_bodies`, a `url` template for every list, per-list ones, and
 subjects `e2g audit` exempts (`[audit] exempt = ["regex", ...]`), the robots whose
 replies `e2g metrics` does not count (`[metrics] bots = ["lkp@intel.com", ...]`,
-shell patterns; the default is DEFAULT_BOTS):
+shell patterns; the default is DEFAULT_BOTS) and the token cache's bound
+(`[tokens] cache_bytes = "2G"`):
 
     [lists."io-uring.vger.kernel.org"]
     url = "https://lore.kernel.org/io-uring/{message_id}/"
@@ -41,6 +42,8 @@ DEFAULT_BOTS = (
     "*-bot@*",
     "noreply@*",
 )
+TOKEN_CACHE_BYTES = 1 << 30
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 class Settings(NamedTuple):
@@ -58,6 +61,9 @@ class Settings(NamedTuple):
     # `[metrics] bots`: addresses (shell patterns, case-blind) whose replies are no
     # response (e2g.api.metrics: first-response, ignored, reviewer-load).
     metrics_bots: tuple[str, ...] = DEFAULT_BOTS
+    # `[tokens] cache_bytes`: the bound of the token histories' cache (data dir's
+    # `tokens/`); a warmed tree's files count but are never evicted.
+    token_cache_bytes: int = TOKEN_CACHE_BYTES
 
     @property
     def store_path(self) -> Path:
@@ -132,6 +138,33 @@ def _bots(config: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(address.lower() for address in found)
 
 
+def parse_size(text: str) -> int:
+    """`1073741824`, `512M`, `2G` or `1.5G` (binary units) as bytes; UsageError
+    for anything else."""
+    cleaned = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = cleaned[-1:] if cleaned[-1:] in _SIZE_UNITS else ""
+    number = cleaned[: len(cleaned) - len(unit)]
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not number or value < 0:
+        raise UsageError(f"bad size {text!r}: give bytes, or a number with K, M or G")
+    return int(value * _SIZE_UNITS[unit])
+
+
+def _token_cache_bytes(config: Mapping[str, object]) -> int:
+    section = config.get("tokens", {})
+    found = section.get("cache_bytes") if isinstance(section, dict) else None
+    if found is None:
+        return TOKEN_CACHE_BYTES
+    if isinstance(found, int) and not isinstance(found, bool) and found >= 0:
+        return found
+    if isinstance(found, str):
+        return parse_size(found)
+    raise UsageError('config: [tokens] cache_bytes must be a size (2147483648 or "2G")')
+
+
 class TreeConfig(NamedTuple):
     """`[trees.NAME] repo = "PATH", branches = ["linux-6.1.y", "v6.1..linux-6.1.y"]`:
     a named tree. A branch may be a range; its name is what follows the last "..".
@@ -190,4 +223,5 @@ def resolve(
         trees=_trees(config),
         queue_quiet_days=_quiet_days(config),
         metrics_bots=_bots(config),
+        token_cache_bytes=_token_cache_bytes(config),
     )

@@ -43,13 +43,21 @@ def section(page: str, title: str) -> str:
 
 
 def option_strings(command: Command) -> list[str]:
-    """Every option string `COMMAND --help` lists (`-C`, `--repo`, ...), but help's."""
-    return [
+    """Every option string `COMMAND --help` lists (`-C`, `--repo`, ...), but help's;
+    a command group's (`e2g tokens`) with every subcommand's (`tokens warm --help`),
+    whose options its one page lists (e2g's own page lists its global options only)."""
+    own = [
         name
         for param in command.get_params(Context(command))
         if param.param_type_name == "option" and param.name != "help"
         for name in (*param.opts, *param.secondary_opts)
     ]
+    subcommands = {} if command.name == "e2g" else getattr(command, "commands", {})
+    found = [
+        *own,
+        *(name for sub in subcommands.values() for name in option_strings(sub)),
+    ]
+    return list(dict.fromkeys(found))
 
 
 def missing_options(page: str, command: Command) -> list[str]:
@@ -117,6 +125,16 @@ def test_the_checker_fails_a_page_missing_an_option() -> None:
     added = copy.copy(audit)
     added.params = [*audit.params, since]
     assert missing_options(page, added) == ["--since"]
+
+
+def test_a_groups_page_lists_its_subcommands_options() -> None:
+    tokens = _commands()["tokens"]
+    assert {"--max-bytes", "--json", "-j", "--jobs"} <= set(option_strings(tokens))
+    page = _page("tokens")
+    without = "\n".join(
+        line for line in page.splitlines() if not line.startswith("- `--max-bytes")
+    )
+    assert missing_options(without, tokens) == ["--max-bytes"]
 
 
 # -- JSON keys -------------------------------------------------------------------------
@@ -199,6 +217,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     run("events", "--json")
     # Keiko's v1 and v2, whose second part changed a hunk between them.
     run("series", "--json", "20220912120000.2302-3-keiko@example.com")
+    run("tokens", "warm", "--json", "-j", "1", "-C", str(repo))
     yield found
 
 
@@ -215,6 +234,7 @@ JSON_PAGES = (
     "events",
     "series",
     "metrics",
+    "tokens",
 )
 
 

@@ -40,11 +40,12 @@ from e2g.git.blame import Blame, BlameCommit
 from e2g.git.filehistory import file_history
 from e2g.git.repo import UNCOMMITTED, Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, TokenHistory, TokenOrigin, cache_key
+from e2g.git.treehistory import History
 from e2g.model import Address
 from e2g.model.links import commit_info
 from e2g.tokens.lex import Lexer, Token, lexer_for
 
-CACHE_BYTES = 1 << 30  # the data dir's token caches, all files together
+CACHE_BYTES = 1 << 30  # the default of the token caches' bound, all files together
 RESULTS_PER_FILE = 64  # answers kept per file (32 revisions: tokens and spans)
 RESULT_FORMAT = 3
 
@@ -147,7 +148,7 @@ def token_history(  # noqa: PLR0913 - options are keyword-only
     if tip is None:
         raise NotFound(f"no commit up to {sha[:12]} has {path}")
     with TokenHistory(
-        repository, path, lexer, _directory(settings, repository, path, lexer)
+        repository, path, lexer, file_cache(settings, repository, path, lexer)
     ) as history:
         history.update(revisions)
         view = lexer.view(contents) if contents is not None else None
@@ -225,9 +226,9 @@ def _all_spans(  # noqa: PLR0913 - options are keyword-only
     and reading them costs 0.05 s where the tokens and their origins cost 0.26 s),
     or made from the tokens' origins and cached."""
     lexer = lexer_for(path)
-    directory = _directory(settings, repository, path, lexer)
+    directory = file_cache(settings, repository, path, lexer)
     ignore = repository.ignored_revs()
-    key = _result_key(sha, ignore, contents) + ".spans"
+    key = spans_key(sha, ignore, contents)
     found = _read_spans(directory, key)
     if found is not None:
         return found
@@ -242,6 +243,24 @@ def _all_spans(  # noqa: PLR0913 - options are keyword-only
         ignore=ignore,
         directory=directory,
     )
+    return write_spans(directory, key, path=path, text=text, found=(tokens, blamed))
+
+
+def spans_key(sha: str, ignore: Sequence[str], contents: str | None) -> str:
+    """The name of the cached spans of a revision (or of the work tree's text)."""
+    return _result_key(sha, ignore, contents) + ".spans"
+
+
+def write_spans(
+    directory: Path,
+    key: str,
+    *,
+    path: str,
+    text: str,
+    found: tuple[list[Token], TokenBlame],
+) -> tuple[list[Span], dict[str, BlameCommit]]:
+    """The spans of the file's tokens and origins `found`, cached under `key`."""
+    tokens, blamed = found
     if len(blamed.origins) != len(tokens):
         raise UsageError(
             f"token blame of {path} lost its tokens: {len(tokens)} lexed, {len(blamed.origins)} blamed"
@@ -291,17 +310,21 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     contents: str | None,
     ignore: Sequence[str] | None = None,
     directory: Path | None = None,
+    walked: History | None = None,
+    prune: bool = True,
 ) -> tuple[list[Token], TokenBlame]:
     """The file's tokens and their origins: the cached answer, or a new one (the
     throwaway history brought up to date, then blamed) which is cached. `ignore`:
     the revisions blame looks through, and `directory`: the file's cache, when the
-    caller found them already."""
+    caller found them already; `walked`: the file's revisions up to `sha`, when a
+    walk of the whole tree found them (e2g.git.treehistory); `prune` False leaves
+    the cache's bound to the caller (a tree's warm prunes once, at its end)."""
     if directory is None:
-        directory = _directory(settings, repository, path, lexer)
+        directory = file_cache(settings, repository, path, lexer)
     if ignore is None:
         ignore = repository.ignored_revs()
     key = _result_key(sha, ignore, contents)
-    found = _read_result(directory, key)
+    found = read_result(directory, key)
     if found is not None:
         return found
     # Line blame runs beside the view's work (a thread waiting on its own git):
@@ -311,7 +334,7 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
             repository.blame, None if contents is not None else sha, path
         )
         tokens = lexer.tokens(text)
-        revisions, tip = file_history(repository, sha, path)
+        revisions, tip = walked or file_history(repository, sha, path)
         if tip is None:
             raise NotFound(f"no commit up to {sha[:12]} has {path}")
         view = (
@@ -326,7 +349,8 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
             )
         blamed = _not_newer_than_lines(tokens, blamed, lines.result())
     _write_result(directory, key, tokens, blamed)  # atomic: no lock needed
-    _prune(directory.parent, keep=directory)
+    if prune:
+        prune_cache(settings, keep=directory)
     return tokens, blamed
 
 
@@ -367,14 +391,15 @@ def _not_newer_than_lines(
     return TokenBlame(origins=tuple(origins), commits=commits, merges=blamed.merges)
 
 
-def _directory(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
+def file_cache(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
     """The file's cache directory: under the data dir, or, where that cannot be
     written (a read-only mount that `e2g serve` reads), under a private directory
     of the user's in the system's temp dir, so the answer is still made."""
-    return _cache_root(settings) / cache_key(repository, path, lexer)
+    return cache_root(settings) / cache_key(repository, path, lexer)
 
 
-def _cache_root(settings: Settings) -> Path:
+def cache_root(settings: Settings) -> Path:
+    """Where the files' caches live (see file_cache)."""
     own = settings.data_dir / "tokens"
     if _writable(own):
         return own
@@ -420,7 +445,7 @@ def _result_key(sha: str, ignore: Sequence[str], contents: str | None) -> str:
     return digest.hexdigest()[:32]
 
 
-def _read_result(directory: Path, key: str) -> tuple[list[Token], TokenBlame] | None:
+def read_result(directory: Path, key: str) -> tuple[list[Token], TokenBlame] | None:
     """A cached answer: the tokens (lexing a large file again costs more than
     reading them) and their origins; None when there is none or it is damaged."""
     path = directory / "results" / f"{key}.json"
@@ -513,10 +538,31 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _prune(root: Path, *, keep: Path, limit: int = CACHE_BYTES) -> None:
+def prune_cache(settings: Settings, *, keep: Path | None = None) -> None:
+    """The token caches brought within the settings' bound (`[tokens] cache_bytes`),
+    leaving `keep` and every file of a warmed tree (e2g.api.token_warm) alone."""
+    from e2g.api.token_warm import pinned
+
+    root = cache_root(settings)
+    _prune(
+        root,
+        keep=keep,
+        limit=settings.token_cache_bytes,
+        pinned=pinned(root),
+    )
+
+
+def _prune(
+    root: Path,
+    *,
+    keep: Path | None,
+    limit: int = CACHE_BYTES,
+    pinned: frozenset[str] = frozenset(),
+) -> None:
     """Remove the files' caches used least recently until all fit in `limit`. A
     cache in use (its lock held) is left alone; one is renamed away before it is
-    removed, so no reader ever sees half of one."""
+    removed, so no reader ever sees half of one. The caches named in `pinned` (a
+    warmed tree's) are never removed, though they count."""
     sizes: list[tuple[float, int, Path]] = []
     for directory in root.iterdir() if root.is_dir() else ():
         if directory.name.startswith("."):
@@ -536,7 +582,7 @@ def _prune(root: Path, *, keep: Path, limit: int = CACHE_BYTES) -> None:
     for _, size, directory in sorted(sizes):
         if total <= limit:
             return
-        if directory == keep:
+        if directory == keep or directory.name in pinned:
             continue
         trash = root / f".trash-{directory.name}-{time.monotonic_ns()}"
         with contextlib.suppress(OSError):

@@ -42,6 +42,7 @@ COMMANDS = {
     "metrics": "metrics",
     "audit": "audit",
     "blame": "blame",
+    "tokens": "tokens",
     "serve": "web",
     "help": "manual",
 }

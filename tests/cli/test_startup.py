@@ -74,7 +74,9 @@ def test_the_command_table_loads_no_store_index_or_matcher() -> None:
 def test_the_table_names_every_registered_command() -> None:
     # reorder() and the one-module app rely on COMMANDS: a command registered
     # without its line there would be found only by `e2g -h`.
-    registered = {command.name for command in build().registered_commands}
+    app = build()
+    registered = {command.name for command in app.registered_commands}
+    registered |= {group.name for group in app.registered_groups}  # e2g tokens ...
     assert registered == set(COMMANDS)
     # A named command registers its own module's commands only.
     assert {command.name for command in build("match").registered_commands} == {"match"}

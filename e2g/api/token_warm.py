@@ -1,0 +1,552 @@
+"""`e2g tokens warm`: the token history of every text file of a tree, computed ahead
+and kept, so that every file's token page, `blame --tokens` and the tree's page
+(e2g.api.token_tree) only read.
+
+Work shared across the tree's files: one walk of the repository's history gives
+every file's revisions (e2g.git.treehistory, where one `git log -- PATH` per file
+walked the whole history again for each), then each file's throwaway history is
+brought up to date and blamed (e2g.api.tokens.token_origins) in worker processes,
+the largest files first. The per-file cache stays the unit: a file warmed here is
+the entry single-file use reads, and the reverse.
+
+Resumable: each file's answer is written whole when it is done (atomically, as
+single-file use writes it), and a run finds the answers already there and skips
+them; a killed run leaves its files' throwaway histories as far as their last
+saved state. Kept: the tree's files are pinned in the cache (`pinned`), the bound
+(`[tokens] cache_bytes`) evicting only other files; the pins of a warm under way
+are written before its first file. Kept current: a warm of a later revision (or
+`e2g sync`, `warm_known`) carries every file whose history did not change (the
+same newest revision of the file) to the new revision by copying its answer,
+and redoes only the others, each from its throwaway history at the revision
+before (only the new revisions are imported).
+
+The record of a warmed tree (the manifest, one per repository under the cache's
+sibling `token-trees/`): the revision, and per file its cache, its newest
+revision, its token count and how many of its tokens each commit wrote, which
+the tree's page sums per directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from e2g import faults
+from e2g.api.tokens import (
+    cache_root,
+    prune_cache,
+    read_result,
+    spans_key,
+    token_origins,
+    write_spans,
+)
+from e2g.config import Settings
+from e2g.errors import E2gError, RepoError, UsageError
+from e2g.git.repo import Repo, looks_binary
+from e2g.git.tokenview import TokenBlame, cache_key
+from e2g.git.treefiles import TreeFile, tree_files
+from e2g.git.treehistory import History, tree_histories
+from e2g.tokens.lex import Token, lexer_for
+
+MANIFEST_FORMAT = 1
+MAX_BYTES = 1 << 20  # a file larger than this is not warmed (`--max-bytes`)
+TREES = "token-trees"  # beside the caches' directory
+
+
+class FileSummary(NamedTuple):
+    """What the tree's page shows of a file: its tokens, and how many of them each
+    commit wrote."""
+
+    tokens: int
+    commits: dict[str, int]
+
+
+class WarmEvent(NamedTuple):
+    done: int
+    total: int
+    path: str
+    outcome: str  # "warmed", "cached", "carried", "skipped", "failed"
+
+
+@dataclass(slots=True)
+class WarmReport:
+    rev: str
+    files: int = 0  # the tree's files
+    warmed: int = 0  # blamed now
+    cached: int = 0  # already warm at this revision
+    carried: int = 0  # unchanged since the warm before: its answer copied
+    skipped: Counter[str] = field(default_factory=Counter)  # by reason
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    walk_seconds: float = 0.0
+    elapsed: float = 0.0
+
+
+class Manifest(NamedTuple):
+    """A warmed tree: its revision and its files' summaries (by path)."""
+
+    root: str  # the repository, as it was opened
+    rev: str
+    ignore: tuple[str, ...]
+    pathspecs: tuple[str, ...]
+    max_bytes: int
+    files: dict[str, tuple[str, str | None, FileSummary]]  # cache dir, tip, summary
+    skipped: dict[str, str]
+
+
+def warm(  # noqa: PLR0913 - options are keyword-only
+    settings: Settings,
+    *,
+    repo: Path,
+    rev: str | None = None,
+    pathspecs: Sequence[str] = (),
+    jobs: int = 0,
+    max_bytes: int = MAX_BYTES,
+    progress: Callable[[WarmEvent], None] | None = None,
+) -> WarmReport:
+    """Warm every text file of `rev` (default HEAD) under `pathspecs`."""
+    started = time.monotonic()
+    repository = Repo.open(repo)
+    sha = repository.resolve(rev or "HEAD")
+    listed = tree_files(repository, sha, pathspecs, max_bytes=max_bytes)
+    if pathspecs and not listed:
+        raise UsageError(
+            f"no file of {sha[:12]} matches {' '.join(pathspecs)}: give paths of the tree"
+        )
+    run = _Warm(settings, repository, sha, listed, progress)
+    _write_pins(run.place, run.dirs.values())
+    run.read_cached()
+    histories = run.walk()
+    run.carry()
+    tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
+    for path, outcome, found in _run(settings, repository, sha, tasks, histories, jobs):
+        run.done(path, outcome, found)
+    _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
+    with contextlib.suppress(FileNotFoundError):
+        run.place.with_suffix(".pins").unlink()
+    prune_cache(settings)
+    run.report.elapsed = time.monotonic() - started
+    return run.report
+
+
+class _Warm:
+    """One warm's state: the tree's files, what is left to do, what is known."""
+
+    def __init__(  # noqa: PLR0913
+        self,
+        settings: Settings,
+        repository: Repo,
+        sha: str,
+        listed: Sequence[TreeFile],
+        progress: Callable[[WarmEvent], None] | None,
+    ) -> None:
+        self.repository = repository
+        self.sha = sha
+        self.ignore = tuple(repository.ignored_revs())
+        self.report = WarmReport(rev=sha, files=len(listed))
+        self.root = cache_root(settings)
+        self.place = _manifest_path(self.root, repository)
+        self.before = read_manifest(self.place)
+        self.files = {f.path: f for f in listed if f.skip is None}
+        self.skipped = {f.path: f.skip for f in listed if f.skip is not None}
+        self.dirs = {path: _cache_name(repository, path) for path in self.files}
+        self.summaries: dict[str, FileSummary] = {}
+        self.tips: dict[str, str | None] = {}
+        if self.before is not None and self.before.rev == sha:
+            self.tips = {p: tip for p, (_, tip, _) in self.before.files.items()}
+        self.todo: set[str] = set()
+        self._progress = progress
+        self._count = 0
+
+    def tell(self, path: str, outcome: str) -> None:
+        self._count += 1
+        if self._progress is not None:
+            self._progress(WarmEvent(self._count, len(self.files), path, outcome))
+
+    def read_cached(self) -> None:
+        """The files already warm at this revision: their summaries."""
+        key = spans_key(self.sha, self.ignore, None)
+        known = (
+            self.before.skipped if self.before and self.before.rev == self.sha else {}
+        )
+        for path, name in self.dirs.items():
+            if path in known:  # a binary, found by its bytes the last time
+                self.skipped[path] = known[path]
+                self.tips.setdefault(path, None)
+                self.tell(path, "skipped")
+                continue
+            directory = self.root / name
+            summary = None
+            if (directory / "results" / f"{key}.json").is_file():
+                summary = _summary(directory, self.sha, self.ignore)
+            if summary is None:
+                self.todo.add(path)
+            else:
+                self.summaries[path] = summary
+                self.report.cached += 1
+                self.tell(path, "cached")
+
+    def walk(self) -> dict[str, History | None]:
+        """The histories of the files left, and the newest revision of every file
+        (what the next warm compares), from one walk; none when nothing is left
+        and every newest revision is known."""
+        wanted = sorted(self.todo | {p for p in self.files if p not in self.tips})
+        if not wanted:
+            return {}
+        started = time.monotonic()
+        histories = tree_histories(self.repository, self.sha, wanted)
+        self.report.walk_seconds = time.monotonic() - started
+        self.tips.update({p: h[1] if h else None for p, h in histories.items()})
+        for path in sorted(self.todo):
+            history = histories.get(path)
+            if history is not None and history[1] is None:  # a shallow clone's
+                self.todo.remove(path)
+                self.skipped[path] = "no commit has it"
+                self.tell(path, "skipped")
+        return histories
+
+    def carry(self) -> None:
+        """Files whose history did not change since the warm before: copied."""
+        before = self.before
+        if before is None or before.ignore != self.ignore or before.rev == self.sha:
+            return
+        for path in sorted(self.todo):
+            carried = _carry(
+                self.root, before, path, self.tips.get(path), self.sha, self.ignore
+            )
+            if carried is not None:
+                self.summaries[path] = carried
+                self.todo.remove(path)
+                self.report.carried += 1
+                self.tell(path, "carried")
+
+    def done(self, path: str, outcome: str, found: FileSummary | str) -> None:
+        if isinstance(found, FileSummary):
+            self.summaries[path] = found
+            self.report.warmed += 1
+        elif outcome == "skipped":
+            self.skipped[path] = found
+        else:
+            self.report.failed.append((path, found))
+        self.tell(path, outcome)
+
+    def manifest(self, pathspecs: Sequence[str], max_bytes: int) -> Manifest:
+        self.report.skipped = Counter(self.skipped.values())
+        return Manifest(
+            root=str(self.repository.root),
+            rev=self.sha,
+            ignore=self.ignore,
+            pathspecs=tuple(pathspecs),
+            max_bytes=max_bytes,
+            files={
+                path: (self.dirs[path], self.tips.get(path), summary)
+                for path, summary in self.summaries.items()
+            },
+            skipped=self.skipped,
+        )
+
+
+def split_rev(repo: Path, words: Sequence[str]) -> tuple[str | None, list[str]]:
+    """`[REV] [PATHSPEC...]` as git reads it: the first word is the revision when
+    it names a commit, else every word is a pathspec."""
+    if not words:
+        return None, []
+    from e2g.errors import UnknownCommit
+
+    try:
+        Repo.open(repo).resolve(words[0])
+    except UnknownCommit:
+        return None, list(words)
+    return words[0], list(words[1:])
+
+
+def warm_known(
+    settings: Settings, *, jobs: int = 0
+) -> list[tuple[str, WarmReport | str]]:
+    """Each warmed tree brought to its repository's HEAD (what `e2g sync` runs):
+    per repository its report, or why it could not be."""
+    found: list[tuple[str, WarmReport | str]] = []
+    for manifest in manifests(settings):
+        try:
+            report = warm(
+                settings,
+                repo=Path(manifest.root),
+                pathspecs=manifest.pathspecs,
+                jobs=jobs,
+                max_bytes=manifest.max_bytes,
+            )
+        except E2gError as error:
+            found.append((manifest.root, str(error)))
+        else:
+            found.append((manifest.root, report))
+    return found
+
+
+# -- one file -----------------------------------------------------------------------------
+
+
+_worker_repo: dict[str, Repo] = {}
+
+
+def _start(parent: int) -> None:
+    from e2g import processes
+
+    processes.exit_with(parent)
+
+
+def _warm_one(
+    job: tuple[Settings, str, str, str, History | None],
+) -> tuple[str, str, FileSummary | str]:
+    """One file blamed and its answers cached: its summary, or why it was not."""
+    settings, root, sha, path, history = job
+    try:
+        repository = _worker_repo.get(root)
+        if repository is None:
+            repository = _worker_repo[root] = Repo.open(Path(root))
+        text = repository.file_text(sha, path)
+        if looks_binary(text):
+            return path, "skipped", "binary"
+        lexer = lexer_for(path)
+        directory = cache_root(settings) / cache_key(repository, path, lexer)
+        ignore = repository.ignored_revs()
+        found = token_origins(
+            settings,
+            repository,
+            path,
+            sha,
+            lexer,
+            text=text,
+            contents=None,
+            ignore=ignore,
+            directory=directory,
+            walked=history,
+            prune=False,
+        )
+        write_spans(
+            directory, spans_key(sha, ignore, None), path=path, text=text, found=found
+        )
+        faults.point("tokens.warmed")
+        return path, "warmed", _count(*found)
+    except E2gError as error:
+        return path, "failed", str(error)
+
+
+def _run(  # noqa: PLR0913 - the warm's state
+    settings: Settings,
+    repository: Repo,
+    sha: str,
+    paths: Sequence[str],
+    histories: dict[str, History | None],
+    jobs: int,
+) -> Iterator[tuple[str, str, FileSummary | str]]:
+    """Each file's outcome as it comes: in worker processes for `jobs` > 1 (a
+    worker that dies, killed or out of memory, ends the run: what was done is
+    kept, and the next run resumes)."""
+    jobs = jobs if jobs > 0 else min(2, os.cpu_count() or 1)
+    work = [
+        (settings, str(repository.root), sha, path, histories.get(path))
+        for path in paths
+    ]
+    if jobs < 2 or len(work) < 2:
+        for job in work:
+            yield _warm_one(job)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    from e2g import processes
+
+    with ProcessPoolExecutor(
+        min(jobs, len(work)),
+        mp_context=processes.context(),
+        initializer=_start,
+        initargs=(os.getpid(),),
+    ) as pool:
+        futures = [pool.submit(_warm_one, job) for job in work]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        except BrokenProcessPool:
+            raise RepoError(
+                "a token blame worker died (killed, or out of memory); what it "
+                "finished is kept: run `e2g tokens warm` again to go on"
+            ) from None
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _count(tokens: Sequence[Token], blamed: TokenBlame) -> FileSummary:
+    return FileSummary(
+        len(tokens), dict(Counter(origin.sha for origin in blamed.origins))
+    )
+
+
+def _summary(directory: Path, sha: str, ignore: Sequence[str]) -> FileSummary | None:
+    """A file's summary from its cached answer at `sha`; None when it has none."""
+    key = spans_key(sha, ignore, None).removesuffix(".spans")
+    found = read_result(directory, key)
+    return None if found is None else _count(*found)
+
+
+def _carry(  # noqa: PLR0913
+    root: Path,
+    before: Manifest,
+    path: str,
+    tip: str | None,
+    sha: str,
+    ignore: Sequence[str],
+) -> FileSummary | None:
+    """A file whose newest revision is the one it had at the warm before: its
+    answers there copied to `sha` (the same history gives the same answer); None
+    when it changed, or the answers before are gone."""
+    entry = before.files.get(path)
+    if entry is None or tip is None or entry[1] != tip:
+        return None
+    directory = root / entry[0]
+    results = directory / "results"
+    old = spans_key(before.rev, ignore, None).removesuffix(".spans")
+    new = spans_key(sha, ignore, None).removesuffix(".spans")
+    for suffix in ("", ".spans"):
+        if not (results / f"{old}{suffix}.json").is_file():
+            return None
+    for suffix in ("", ".spans"):
+        _copy(results / f"{old}{suffix}.json", results / f"{new}{suffix}.json")
+    return entry[2]
+
+
+def _copy(source: Path, target: Path) -> None:
+    """`source` copied to `target` whole or not at all."""
+    descriptor, name = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp"
+    )
+    with os.fdopen(descriptor, "wb") as handle, source.open("rb") as read:
+        shutil.copyfileobj(read, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    Path(name).replace(target)
+
+
+# -- the record of warmed trees -----------------------------------------------------------
+
+
+def _cache_name(repository: Repo, path: str) -> str:
+    return cache_key(repository, path, lexer_for(path))
+
+
+def _manifest_path(root: Path, repository: Repo) -> Path:
+    digest = hashlib.sha256(
+        str(repository.common_dir).encode("utf-8", "surrogateescape")
+    )
+    return root.parent / TREES / f"{digest.hexdigest()[:32]}.json"
+
+
+def manifest_of(settings: Settings, repository: Repo) -> Manifest | None:
+    """The warmed tree of `repository`, if it has one."""
+    return read_manifest(_manifest_path(cache_root(settings), repository))
+
+
+def manifests(settings: Settings) -> list[Manifest]:
+    directory = cache_root(settings).parent / TREES
+    found = []
+    for place in sorted(directory.glob("*.json")) if directory.is_dir() else ():
+        manifest = read_manifest(place)
+        if manifest is not None:
+            found.append(manifest)
+    return found
+
+
+def pinned(root: Path) -> frozenset[str]:
+    """The caches (directory names under `root`) of every warmed tree, and of every
+    warm under way: never evicted."""
+    names: set[str] = set()
+    directory = root.parent / TREES
+    for place in directory.iterdir() if directory.is_dir() else ():
+        try:
+            if place.suffix == ".pins":
+                names.update(place.read_text(encoding="utf-8").split())
+            elif place.suffix == ".json":
+                data = json.loads(place.read_text(encoding="utf-8"))
+                names.update(entry[0] for entry in data["files"].values())
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            continue
+    return frozenset(names)
+
+
+def read_manifest(place: Path) -> Manifest | None:
+    try:
+        data = json.loads(place.read_text(encoding="utf-8"))
+        if data.get("format") != MANIFEST_FORMAT:
+            return None
+        shas: list[str] = data["shas"]
+        files = {
+            path: (
+                name,
+                tip,
+                FileSummary(tokens, {shas[number]: count for number, count in counts}),
+            )
+            for path, (name, tip, tokens, counts) in data["files"].items()
+        }
+        return Manifest(
+            root=data["root"],
+            rev=data["rev"],
+            ignore=tuple(data["ignore"]),
+            pathspecs=tuple(data["pathspecs"]),
+            max_bytes=int(data["max_bytes"]),
+            files=files,
+            skipped=dict(data["skipped"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def _write_manifest(place: Path, manifest: Manifest) -> None:
+    shas: dict[str, int] = {}
+    files: dict[str, Any] = {}
+    for path, (name, tip, summary) in manifest.files.items():
+        counts = [
+            [shas.setdefault(sha, len(shas)), count]
+            for sha, count in summary.commits.items()
+        ]
+        files[path] = [name, tip, summary.tokens, counts]
+    data = {
+        "format": MANIFEST_FORMAT,
+        "root": manifest.root,
+        "rev": manifest.rev,
+        "ignore": list(manifest.ignore),
+        "pathspecs": list(manifest.pathspecs),
+        "max_bytes": manifest.max_bytes,
+        "shas": list(shas),
+        "files": files,
+        "skipped": manifest.skipped,
+    }
+    faults.point("tokens.manifest")
+    _write_atomic(
+        place,
+        json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape"),
+    )
+
+
+def _write_pins(place: Path, names: Iterable[str]) -> None:
+    _write_atomic(place.with_suffix(".pins"), "\n".join(sorted(set(names))).encode())
+
+
+def _write_atomic(place: Path, data: bytes) -> None:
+    place.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, name = tempfile.mkstemp(
+        dir=place.parent, prefix=f".{place.name}.", suffix=".tmp"
+    )
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    Path(name).replace(place)

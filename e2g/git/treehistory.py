@@ -1,0 +1,475 @@
+"""The histories of many files of one tree from one walk of the repository's
+history: for each path, the revisions `e2g.git.filehistory.file_history` gives,
+without its `git log -- PATH` per file (git.git: 4,800 files, each log a walk of
+82,000 commits).
+
+One `git log --raw --diff-merges=first-parent` (each commit's changed paths against
+its first parent) and one `git log --merges -c --raw` (the paths a merge changed
+against every parent) are read once; then git's own history simplification
+(revision.c, `try_to_simplify_commit` with parent rewriting, which `git log
+--parents -- PATH` applies) is replayed for every path at once, parents before
+children:
+
+- a commit whose path is the same as in a parent (TREESAME) is not shown and
+  stands for the revision that parent stands for (a merge: the first such parent);
+- any other commit that has the path or had it is a revision, its parents being
+  what its parents stand for (none where the path never was), duplicates dropped.
+
+What a commit stands for is kept per path in blocks of paths shared between
+commits until one changes (copy on write), and dropped once its children are done,
+so memory follows the width of the graph, not its length. Renames and copies are
+followed as file_history follows them (`git diff-tree -M -C` where a file appears,
+here one `--stdin` run for all), by another replay for the source paths. Paths whose
+answer the replay cannot give exactly (an octopus merge that took the path from a
+later parent; a path that was a directory somewhere in the history) are left to
+file_history, as are histories past its limits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import IO
+
+from e2g.git.filehistory import (
+    _NAME_UNSAFE,
+    MAX_RENAMES,
+    MAX_REVISIONS,
+    Revision,
+    _added,
+    _parents_first,
+)
+from e2g.git.repo import FULL_SHA, Repo
+
+BLOCK = 64  # paths per block of a commit's table
+_GITLINK = b"160000"
+_ZERO = re.compile(r"0+")
+
+History = tuple[list[Revision], str | None]  # as file_history returns it
+
+
+@dataclass(slots=True)
+class _Commit:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    committed: str
+    subject: str
+    # Path -> its blob after the commit (None: absent, or no blob), for every
+    # path changed against the first parent (against nothing for a root).
+    changes: dict[str, str | None] = field(default_factory=dict)
+
+
+class _Query:
+    """A segment to find: `path`'s history from commit `at`, for file `owner`,
+    whose revision `child` (a key; None for the tip) it continues."""
+
+    __slots__ = ("at", "child", "owner", "path", "tip")
+
+    def __init__(self, at: str, path: str, owner: str, child: str | None) -> None:
+        self.at = at
+        self.path = path
+        self.owner = owner
+        self.child = child
+        self.tip: str | None = None
+
+
+def tree_histories(
+    repo: Repo, head: str, paths: Sequence[str]
+) -> dict[str, History | None]:
+    """Each path's history up to `head` as file_history gives it (revisions
+    parents first, and the tip), from one walk; None for a path to leave to
+    file_history."""
+    commits = _read_log(repo, head)
+    merges = (_read_combined(repo, head), _octopus_diffs(repo, commits))
+    walk = _Files(paths)
+    queries = [_Query(head, path, path, None) for path in paths]
+    while queries:
+        recorded, unclear = _Replay(commits, merges, queries).run()
+        walk.unsure.update(q.owner for q in queries if q.path in unclear)
+        sources = [
+            (query, added)
+            for query in queries
+            if query.owner not in walk.unsure
+            for added in walk.add(query, _segment(recorded, query.tip))
+        ]
+        found = _sources(repo, commits, [added for _, added in sources])
+        queries = []
+        for query, added in sources:
+            source = found.get(added.key)
+            if source is not None and query.owner not in walk.unsure:
+                walk.renames[query.owner] += 1
+                first = commits[added.sha].parents[0]
+                queries.append(_Query(first, source, query.owner, added.key))
+    return {
+        path: None
+        if path in walk.unsure
+        else (_parents_first(walk.owned[path]), walk.tips.get(path))
+        for path in paths
+    }
+
+
+class _Files:
+    """What file_history keeps per file, for every file at once."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.owned: dict[str, dict[str, Revision]] = {path: {} for path in paths}
+        self.tips: dict[str, str | None] = {}
+        self.renames = dict.fromkeys(paths, 0)
+        self.followed: dict[str, set[str]] = {path: set() for path in paths}
+        self.unsure: set[str] = set()
+
+    def add(self, query: _Query, segment: list[Revision]) -> list[Revision]:
+        """`segment` added to its file's revisions (each file its own copies: a
+        rename links a revision to its source's); the revisions where the file
+        appears, whose source to look for."""
+        revisions = self.owned[query.owner]
+        if query.child is None:
+            self.tips[query.owner] = segment[0].key if segment else None
+        elif segment:
+            revisions[query.child].parents.append(segment[0].key)
+        for revision in segment:
+            if revision.key not in revisions:
+                revisions[revision.key] = replace(
+                    revision, parents=list(revision.parents)
+                )
+        if len(revisions) > MAX_REVISIONS:
+            self.unsure.add(query.owner)  # file_history says why
+            return []
+        found = []
+        followed = self.followed[query.owner]
+        for added in _added(segment, revisions):
+            if added.key not in followed:
+                followed.add(added.key)
+                if self.renames[query.owner] < MAX_RENAMES:
+                    found.append(added)
+        return found
+
+
+def _segment(recorded: dict[str, Revision], tip: str | None) -> list[Revision]:
+    """The revisions reachable from `tip` through their rewritten parents: what
+    `git log --parents REV -- PATH` lists, tip first."""
+    if tip is None:
+        return []
+    found: dict[str, Revision] = {}
+    todo = [tip]
+    while todo:
+        key = todo.pop()
+        if key in found:
+            continue
+        revision = recorded[key]
+        found[key] = revision
+        todo.extend(parent for parent in revision.parents if parent not in found)
+    return list(found.values())
+
+
+class _Replay:
+    """git's simplification replayed for the queries' paths over every commit,
+    parents first: the revisions shown (by key), each query's tip set, and the
+    paths it cannot answer exactly."""
+
+    def __init__(
+        self,
+        commits: dict[str, _Commit],
+        merges: tuple[dict[str, set[str]], dict[str, list[set[str]]]],
+        queries: Sequence[_Query],
+    ) -> None:
+        self.commits = commits
+        self.combined, self.octopus = merges
+        tracked = list(dict.fromkeys(query.path for query in queries))
+        self.index = {path: number for number, path in enumerate(tracked)}
+        self.blocks = -(-len(tracked) // BLOCK)
+        self.asked: dict[str, list[_Query]] = {}
+        for query in queries:
+            self.asked.setdefault(query.at, []).append(query)
+        self.tables: dict[str, list[tuple[str | None, ...]]] = {}
+        self.recorded: dict[str, Revision] = {}
+        self.unclear: set[str] = set()
+
+    def run(self) -> tuple[dict[str, Revision], set[str]]:
+        children: dict[str, int] = {}
+        for commit in self.commits.values():
+            for parent in set(commit.parents):
+                children[parent] = children.get(parent, 0) + 1
+        for commit in reversed(self.commits.values()):  # git's topo order, reversed
+            self.tables[commit.sha] = self._table(commit)
+            for query in self.asked.get(commit.sha, ()):
+                query.tip = self._stands(commit.sha, self.index[query.path])
+            for parent in set(commit.parents):
+                children[parent] -= 1
+                if children[parent] == 0:
+                    self.tables.pop(parent, None)  # no child left to ask
+        return self.recorded, self.unclear
+
+    def _stands(self, parent: str, number: int) -> str | None:
+        table = self.tables.get(parent)
+        return None if table is None else table[number // BLOCK][number % BLOCK]
+
+    def _table(self, commit: _Commit) -> list[tuple[str | None, ...]]:
+        """What `commit` stands for, per tracked path: its first parent's table
+        with the paths it changed replaced (copy on write, by block)."""
+        parents = commit.parents
+        base = self.tables.get(parents[0]) if parents else None
+        empty: tuple[str | None, ...] = (None,) * BLOCK
+        table = list(base) if base is not None else [empty] * self.blocks
+        for number, value in self._changed(commit).items():
+            block = list(table[number // BLOCK])
+            block[number % BLOCK] = value
+            table[number // BLOCK] = tuple(block)
+        return table
+
+    def _changed(self, commit: _Commit) -> dict[int, str | None]:
+        parents = commit.parents
+        merged = self.combined.get(commit.sha, set()) if len(parents) > 1 else set()
+        changed: dict[int, str | None] = {}
+        for path, blob in commit.changes.items():
+            _directories(path, self.index, self.unclear)
+            number = self.index.get(path)
+            if number is None:
+                continue
+            if len(parents) > 1 and path not in merged:
+                # The same as in a later parent: it stands for what that one does.
+                later = _same_in(commit, path, self.octopus.get(commit.sha))
+                if later is None:
+                    self.unclear.add(path)
+                else:
+                    changed[number] = self._stands(later, number)
+                continue
+            key = f"{commit.sha}:{path}"
+            rewritten = [self._stands(parent, number) for parent in parents]
+            self.recorded[key] = Revision(
+                sha=commit.sha,
+                parents=[p for p in dict.fromkeys(rewritten) if p is not None],
+                path=path,
+                author=commit.author,
+                committed=commit.committed,
+                subject=commit.subject,
+                blob=blob,
+            )
+            changed[number] = key
+        return changed
+
+
+def _same_in(commit: _Commit, path: str, changed: list[set[str]] | None) -> str | None:
+    """The first parent after the first that `path` is the same in: the second
+    of a merge of two; of an octopus, the first whose diff lacks it."""
+    if len(commit.parents) == 2:
+        return commit.parents[1]
+    if changed is None:
+        return None
+    for parent, paths in zip(commit.parents[1:], changed, strict=False):
+        if path not in paths:
+            return parent
+    return None
+
+
+def _directories(path: str, index: dict[str, int], unclear: set[str]) -> None:
+    """A tracked path that is a directory above `path` here: git's pathspec counts
+    the change as the path's, the replay does not (left to file_history)."""
+    at = path.find("/")
+    while at != -1:
+        if path[:at] in index:
+            unclear.add(path[:at])
+        at = path.find("/", at + 1)
+
+
+# -- reading git ------------------------------------------------------------------------
+
+
+_FORMAT = "%x01%H %P%x00%aN%x00%aE%x00%ad%x00%cd%x00%s%x00"
+
+
+def _read_log(repo: Repo, head: str) -> dict[str, _Commit]:
+    """Every commit up to `head` in git's topo order (children first), with the
+    paths it changed against its first parent."""
+    commits: dict[str, _Commit] = {}
+    arguments = [
+        "log",
+        "--topo-order",
+        "--no-renames",
+        "--raw",
+        "-r",
+        "-z",
+        "--no-abbrev",
+        "--root",
+        "--diff-merges=first-parent",
+        "--date=raw",
+        "--no-show-signature",
+        f"--format={_FORMAT}",
+        "--end-of-options",
+        head,
+        "--",
+    ]
+    with repo.streamed(arguments, revs=[head]) as output:
+        for record in _records(output):
+            commit = _commit(record)
+            if commit is not None:
+                commits[commit.sha] = commit
+    return commits
+
+
+def _commit(record: bytes) -> _Commit | None:
+    fields = record.split(b"\x00")
+    if len(fields) < 6:
+        return None
+    head = fields[:6]
+    text = [item.decode("utf-8", "replace") for item in head]
+    shas = text[0].split()
+    if not shas or not FULL_SHA.fullmatch(shas[0]):
+        return None
+    name = _NAME_UNSAFE.sub("", text[1]) or "unknown"
+    email = _NAME_UNSAFE.sub("", text[2])
+    commit = _Commit(
+        sha=shas[0],
+        parents=tuple(shas[1:]),
+        author=f"{name} <{email}> {text[3]}",
+        committed=text[4],
+        subject=text[5],
+    )
+    for meta, path in _raw_entries(fields[6:]):
+        words = meta.split()
+        blob = words[3].decode("ascii") if len(words) >= 4 else ""
+        absent = _ZERO.fullmatch(blob) is not None or words[1] == _GITLINK
+        commit.changes[path] = None if absent else blob
+    return commit
+
+
+def _read_combined(repo: Repo, head: str) -> dict[str, set[str]]:
+    """Each merge's paths that differ from every parent (`git log -c --raw`)."""
+    found: dict[str, set[str]] = {}
+    arguments = [
+        "log",
+        "--merges",
+        "--no-renames",
+        "--raw",
+        "-r",
+        "-z",
+        "--no-abbrev",
+        "-c",
+        "--format=%x01%H%x00",
+        "--end-of-options",
+        head,
+        "--",
+    ]
+    with repo.streamed(arguments, revs=[head]) as output:
+        for record in _records(output):
+            fields = record.split(b"\x00")
+            sha = fields[0].decode("ascii", "replace")
+            found[sha] = {path for _, path in _raw_entries(fields[1:])}
+    return found
+
+
+def _octopus_diffs(
+    repo: Repo, commits: dict[str, _Commit]
+) -> dict[str, list[set[str]]]:
+    """For each merge of more than two parents, the paths it changed against
+    each parent after the first, in order (one `git diff-tree --stdin --always`
+    run; --always: an empty diff still names its commit)."""
+    octopus = [commit for commit in commits.values() if len(commit.parents) > 2]
+    if not octopus:
+        return {}
+    lines = "".join(
+        f"{commit.sha} {parent}\n"
+        for commit in octopus
+        for parent in commit.parents[1:]
+    )
+    output = repo._check(  # noqa: SLF001 - e2g.git's own runner
+        [
+            "diff-tree",
+            "--stdin",
+            "--always",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--raw",
+            "--no-abbrev",
+            "--format=%x01%H%x00",
+        ],
+        revs=(),
+        data=lines.encode("ascii"),
+    )
+    diffs = [
+        {path for _, path in _raw_entries(record.split(b"\x00")[1:])}
+        for record in output.split(b"\x01")[1:]
+    ]
+    found: dict[str, list[set[str]]] = {}
+    if len(diffs) != len(lines.splitlines()):
+        return found  # not what was asked: every octopus is left unclear
+    at = 0
+    for commit in octopus:
+        count = len(commit.parents) - 1
+        found[commit.sha] = diffs[at : at + count]
+        at += count
+    return found
+
+
+def _raw_entries(fields: Sequence[bytes]) -> Iterator[tuple[bytes, str]]:
+    """(meta, path) of each `--raw -z` entry: ':MODES IDS STATUS' then the path
+    (`--no-renames`: one path each)."""
+    at = 0
+    while at < len(fields):
+        meta = fields[at].lstrip(b"\n")
+        if meta.startswith(b":") and at + 1 < len(fields):
+            yield meta, fields[at + 1].decode("utf-8", "surrogateescape")
+            at += 2
+        else:
+            at += 1
+
+
+def _records(output: IO[bytes]) -> Iterator[bytes]:
+    """The output cut at each \\x01 (a commit's start), read as it comes."""
+    pending = b""
+    read = output.read
+    while True:
+        chunk = read(1 << 20)
+        if not chunk:
+            break
+        parts = (pending + chunk).split(b"\x01")
+        pending = parts.pop()
+        for part in parts:
+            if part:
+                yield part
+    if pending:
+        yield pending
+
+
+def _sources(
+    repo: Repo, commits: dict[str, _Commit], added: Sequence[Revision]
+) -> dict[str, str]:
+    """For each revision where a file appears, the path it was renamed or copied
+    from, as `git diff-tree -M -C` against its first parent finds it (one
+    `--stdin` run for all); by revision key."""
+    wanted: dict[str, list[Revision]] = {}
+    for revision in added:
+        commit = commits.get(revision.sha)
+        if commit is not None and commit.parents:
+            wanted.setdefault(revision.sha, []).append(revision)
+    if not wanted:
+        return {}
+    lines = "".join(f"{sha} {commits[sha].parents[0]}\n" for sha in wanted)
+    output = repo._check(  # noqa: SLF001 - e2g.git's own runner
+        ["diff-tree", "--stdin", "-r", "-z", "-M", "-C", "--name-status"],
+        revs=(),
+        data=lines.encode("ascii"),
+    )
+    found: dict[str, str] = {}
+    fields = output.decode("utf-8", "surrogateescape").split("\x00")
+    sha = ""
+    at = 0
+    while at < len(fields):
+        item = fields[at]
+        if FULL_SHA.fullmatch(item):
+            sha, at = item, at + 1
+            continue
+        if item[:1] in ("R", "C") and at + 2 < len(fields):
+            source, target = fields[at + 1], fields[at + 2]
+            for revision in wanted.get(sha, ()):
+                if target == revision.path and source != revision.path:
+                    found.setdefault(revision.key, source)
+            at += 3
+        elif item:
+            at += 2
+        else:
+            at += 1
+    return found

@@ -1,0 +1,402 @@
+"""`e2g tokens warm`: one walk of the history for every file (the same revisions
+`git log -- PATH` gives each), the tree's files blamed ahead and read back byte for
+byte as single-file use answers, what .gitattributes leaves out, a kill -9 in the
+middle and the run after, a warm tree kept by the cache's bound, and a later
+revision warmed by redoing only the files its commits changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2g import config
+from e2g.git.filehistory import file_history
+from e2g.git.repo import Repo
+from e2g.git.treehistory import tree_histories
+from tests.conftest import SAMPLE_ARCHIVES, git, sample_repo
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Builder:
+    """Commits with fixed identities and dates, one second apart."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.clock = 1_600_000_000
+        root.mkdir(parents=True)
+        git(root, "init", "-q", "-b", "main")
+
+    def env(self) -> dict[str, str]:
+        self.clock += 1
+        date = f"{self.clock} +0000"
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": "/nonexistent",
+            "GIT_AUTHOR_NAME": "A U Thor",
+            "GIT_AUTHOR_EMAIL": "author@example.org",
+            "GIT_COMMITTER_NAME": "C O Mitter",
+            "GIT_COMMITTER_EMAIL": "committer@example.org",
+            "GIT_AUTHOR_DATE": date,
+            "GIT_COMMITTER_DATE": date,
+        }
+
+    def commit(
+        self, message: str, files: dict[str, str | bytes | None] | None = None
+    ) -> str:
+        for path, text in (files or {}).items():
+            target = self.root / path
+            if text is None:
+                git(self.root, "rm", "-q", "-r", path)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(text, bytes):
+                target.write_bytes(text)
+            else:
+                target.write_text(text)
+            git(self.root, "add", path)
+        git(self.root, "commit", "-q", "--allow-empty", "-m", message, env=self.env())
+        return self.head()
+
+    def head(self) -> str:
+        return git(self.root, "rev-parse", "HEAD").strip()
+
+    def merge(self, *branches: str, strategy: str | None = None) -> str:
+        extra = ["-s", strategy] if strategy else []
+        git(
+            self.root,
+            "merge",
+            "-q",
+            "--no-ff",
+            *extra,
+            "-m",
+            f"merge {' '.join(branches)}",
+            *branches,
+            env=self.env(),
+        )
+        return self.head()
+
+
+def body(name: str, lines: int, tag: str = "") -> str:
+    return "".join(
+        f"int {name}_{n}(int value) {{ return value + {n}; }} /* {tag} */\n"
+        for n in range(lines)
+    )
+
+
+def build_tangled(root: Path) -> Builder:
+    """A history with everything git's path simplification treats specially."""
+    repo = Builder(root)
+    repo.commit(
+        "base",
+        {
+            "a.c": body("a", 30),
+            "b.c": body("b", 30),
+            "d.c": body("d", 10),
+            "x/inner.c": body("inner", 5),
+        },
+    )
+    repo.commit("a twice", {"a.c": body("a", 31)})
+    git(root, "mv", "b.c", "lib-b.c")
+    repo.commit("rename b")
+    repo.commit("copy a", {"copy.c": body("a", 31, "copied"), "a.c": body("a", 32)})
+    repo.commit("drop d", {"d.c": None})
+    repo.commit("d again", {"d.c": body("d", 12)})
+    git(root, "checkout", "-q", "-b", "side")
+    repo.commit("side a", {"a.c": body("a", 32, "side"), "e.c": body("e", 3)})
+    git(root, "checkout", "-q", "main")
+    repo.commit("main lib", {"lib-b.c": body("b", 33)})
+    repo.merge("side")
+    git(root, "checkout", "-q", "-b", "ignored", "HEAD~1")
+    repo.commit("ignored a", {"a.c": body("a", 40, "thrown away")})
+    git(root, "checkout", "-q", "main")
+    repo.merge("ignored", strategy="ours")
+    for name in ("one", "two"):
+        git(root, "checkout", "-q", "-b", name, "main")
+        repo.commit(f"{name}", {f"{name}.c": body(name, 4)})
+    git(root, "checkout", "-q", "-b", "three", "main")
+    repo.commit("three a", {"a.c": body("a", 32, "three")})
+    git(root, "checkout", "-q", "main")
+    repo.merge("one", "two", "three")
+    repo.commit("x becomes a file", {"x/inner.c": None})
+    repo.commit("x file", {"x": body("x", 3)})
+    # criss-cross: two branches merging each other, then main merging both
+    git(root, "checkout", "-q", "-b", "left", "main")
+    repo.commit("left", {"lib-b.c": body("b", 34, "left")})
+    git(root, "checkout", "-q", "-b", "right", "main")
+    repo.commit("right", {"d.c": body("d", 13, "right")})
+    git(root, "checkout", "-q", "left")
+    repo.merge("right")
+    git(root, "checkout", "-q", "right")
+    repo.merge("left~1")
+    repo.commit("right again", {"d.c": body("d", 14, "right")})
+    git(root, "checkout", "-q", "main")
+    repo.merge("left", "right")
+    return repo
+
+
+def _shape(history: tuple[list, str | None]) -> tuple[object, ...]:
+    revisions, tip = history
+    return tip, sorted(
+        (r.key, tuple(r.parents), r.blob, r.author, r.committed, r.subject)
+        for r in revisions
+    )
+
+
+def test_one_walk_gives_each_file_the_history_git_log_gives_it(
+    tmp_path: Path,
+) -> None:
+    """Merges (one that took a file from its second parent, `-s ours`, an octopus
+    that took a file from its third, criss-cross), a rename, a copy, a file
+    deleted and added back: every file's revisions, parents and blobs are those of
+    file_history (`git log --parents -- PATH` per file), at HEAD and before."""
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    for rev in ("HEAD", "HEAD~3", "HEAD^2"):
+        head = opened.resolve(rev)
+        paths = [
+            line
+            for line in git(repo.root, "ls-tree", "-r", "--name-only", head).split("\n")
+            if line
+        ]
+        shared = tree_histories(opened, head, paths)
+        # A path that was a directory before: git counts the directory's changes
+        # as the path's; the walk leaves it to file_history.
+        assert {path for path, found in shared.items() if found is None} <= {"x"}
+        for path in paths:
+            found = shared[path]
+            if found is not None:
+                assert _shape(found) == _shape(file_history(opened, head, path)), path
+    head = opened.resolve("HEAD")
+    walked = tree_histories(opened, head, ["a.c", "lib-b.c", "copy.c", "d.c"])
+    lib = walked["lib-b.c"]
+    assert lib is not None and any(r.path == "b.c" for r in lib[0])  # the rename
+    a_c = walked["a.c"]
+    assert a_c is not None
+    subjects = {r.subject for r in a_c[0]}
+    assert "ignored a" not in subjects  # -s ours: git log never goes there
+    assert {"side a", "a twice", "three a"} <= subjects
+
+
+# -- the warm, through the command line, against the sample's mail ------------------------
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[config.Settings, Path]:
+    from e2g.api.core import ingest
+
+    for path in SAMPLE_ARCHIVES:
+        if not path.exists():
+            pytest.skip(f"{path} is not there")
+    root = tmp_path_factory.mktemp("sample-warm")
+    repo = sample_repo(root / "repo")
+    settings = config.resolve(data_dir=root / "data", env={}, home=root)
+    ingest(settings, [str(path) for path in SAMPLE_ARCHIVES], workers=1)
+    from e2g.api.match import match
+
+    match(settings, [], repo=repo)
+    return settings, repo
+
+
+def e2g(
+    data: Path, repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "e2g", "--data-dir", str(data), *args],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env={
+            **os.environ,
+            "E2G_PAGER": "cat",
+            "PYTHONPATH": str(ROOT),
+            **(env or {}),
+        },
+        check=False,
+        start_new_session=True,
+    )
+
+
+def fresh_data(settings: config.Settings, target: Path) -> Path:
+    """A copy of the sample's store and index, without any token cache."""
+    shutil.copytree(
+        settings.data_dir,
+        target,
+        ignore=shutil.ignore_patterns("tokens", "token-trees"),
+    )
+    return target
+
+
+def token_json(data: Path, repo: Path, path: str, rev: str = "HEAD") -> str:
+    found = e2g(data, repo, "blame", path, rev, "--tokens", "--json")
+    assert found.returncode == 0, found.stderr
+    return found.stdout
+
+
+def text_files(repo: Path, rev: str = "HEAD") -> list[str]:
+    listed = git(repo, "ls-tree", "-r", "--name-only", rev).split("\n")
+    return [path for path in listed if path and not path.endswith(".bin")]
+
+
+def test_a_warm_tree_answers_every_file_as_single_file_use_does(
+    sample, tmp_path: Path
+) -> None:
+    settings, repo = sample
+    warmed = fresh_data(settings, tmp_path / "warmed")
+    done = e2g(warmed, repo, "tokens", "warm", "-j", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    files = text_files(repo)
+    assert report["warmed"] == len(files)
+    assert report["skipped"] == {"binary": 1}  # drivers/frob/firmware.bin
+    assert "tokens of" in done.stderr and "blamed" in done.stderr
+    single = fresh_data(settings, tmp_path / "single")
+    for path in files:
+        assert token_json(warmed, repo, path) == token_json(single, repo, path), path
+    again = json.loads(e2g(warmed, repo, "tokens", "warm", "--json").stdout)
+    assert again["warmed"] == 0 and again["cached"] == len(files)
+    assert again["walk_seconds"] == 0  # known, at this revision: no walk
+
+
+def test_gitattributes_sizes_and_pathspecs_choose_the_files(tmp_path: Path) -> None:
+    from e2g.api.token_warm import warm
+
+    repo = Builder(tmp_path / "repo")
+    repo.commit(
+        "files",
+        {
+            ".gitattributes": "gen.c linguist-generated\nvendor/** linguist-vendored\n"
+            "table.dat -diff\npic.c binary\n",
+            "main.c": body("main", 5),
+            "gen.c": body("gen", 5),
+            "vendor/lib.c": body("lib", 5),
+            "table.dat": "1 2 3\n",
+            "pic.c": "int pic;\n",
+            "blob.c": b"int x;\0binary\n",
+            "big.c": body("big", 400),
+            "sub/keep.c": body("keep", 2),
+        },
+    )
+    (repo.root / "link.c").symlink_to("main.c")
+    git(repo.root, "add", "link.c")
+    repo.commit("link")
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    report = warm(settings, repo=repo.root, jobs=1, max_bytes=10_000)
+    assert report.files == 10
+    assert report.warmed == 3  # main.c, sub/keep.c, .gitattributes
+    assert dict(report.skipped) == {
+        "marked linguist-generated": 1,
+        "marked linguist-vendored": 1,
+        "marked -diff": 1,
+        "marked binary": 1,
+        "binary": 1,
+        "larger than the size bound": 1,
+        "not a regular file": 1,
+    }
+    only = warm(settings, repo=repo.root, pathspecs=["sub"], jobs=1)
+    assert only.files == 1 and only.cached == 1
+
+
+def test_a_warm_killed_midway_goes_on_where_it_stopped(sample, tmp_path: Path) -> None:
+    """kill -9 of the whole run (workers too) after the first files are done: the
+    next run blames only the others, and every answer is a fresh run's."""
+    from tests import fault_hook
+
+    settings, repo = sample
+    data = fresh_data(settings, tmp_path / "data")
+    killed = e2g(
+        data,
+        repo,
+        "tokens",
+        "warm",
+        "-j",
+        "2",
+        env=fault_hook.environment(
+            "sleep@tokens.warmed:0.3", "killpg-soon@tokens.warmed:0.2"
+        ),
+    )
+    assert killed.returncode == -9, killed.stderr
+    done = len(list((data / "tokens").glob("*/results/*.spans.json")))
+    files = text_files(repo)
+    assert 0 < done < len(files)
+    again = e2g(data, repo, "tokens", "warm", "-j", "2", "--json")
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["cached"] == done
+    assert report["warmed"] == len(files) - done
+    single = fresh_data(settings, tmp_path / "single")
+    for path in files:
+        assert token_json(data, repo, path) == token_json(single, repo, path), path
+
+
+def test_a_warm_tree_is_kept_by_the_cache_bound(sample, tmp_path: Path) -> None:
+    """With a bound smaller than the tree, blaming a file of another repository
+    evicts nothing of the warmed tree."""
+    from e2g.api.token_warm import manifest_of, warm
+    from e2g.api.tokens import cache_root, token_blame
+
+    settings, repo = sample
+    data = fresh_data(settings, tmp_path / "data")
+    small = settings._replace(data_dir=data, token_cache_bytes=1)
+    warm(small, repo=repo, rev="HEAD~3", pathspecs=["lib"], jobs=1)
+    other = sample_repo(tmp_path / "other")
+    token_blame(small, "mm/frob_alloc.c", "HEAD", repo=other, match=False)
+    token_blame(small, "net/frob_net.c", "HEAD", repo=other, match=False)
+    manifest = manifest_of(small, Repo.open(repo))
+    assert manifest is not None and len(manifest.files) == 2
+    kept = {path.name for path in cache_root(small).iterdir()}
+    assert {entry[0] for entry in manifest.files.values()} <= kept
+    assert len(kept) == 3  # the tree's two, and the last file blamed
+
+
+def test_a_later_revision_redoes_only_the_files_its_commits_changed(
+    sample, tmp_path: Path
+) -> None:
+    """Warm at REV1, commit on top (a change, a new file, a rename, a merge), warm
+    again: the unchanged files are carried, the others blamed from their histories
+    at REV1; every file's `--tokens --json` is byte for byte a fresh warm's."""
+    settings, source = sample
+    repo = tmp_path / "repo"
+    shutil.copytree(source, repo)
+    data = fresh_data(settings, tmp_path / "data")
+    assert e2g(data, repo, "tokens", "warm", "-j", "2").returncode == 0
+    builder = Builder.__new__(Builder)
+    builder.root, builder.clock = repo, 1_700_000_000
+    frob = (repo / "drivers/frob/frob.c").read_text()
+    builder.commit("frob: more", {"drivers/frob/frob.c": frob + "int more;\n"})
+    git(repo, "checkout", "-q", "-b", "topic", "HEAD~1")
+    builder.commit(
+        "hash: tweak",
+        {"lib/frobhash.c": "/* tweak */\n" + (repo / "lib/frobhash.c").read_text()},
+    )
+    git(repo, "checkout", "-q", "-")
+    builder.merge("topic")
+    git(repo, "mv", "net/frob_stats.c", "net/stats.c")
+    builder.commit("net: rename stats")
+    builder.commit("new file", {"mm/new.c": body("new", 3)})
+    update = e2g(data, repo, "tokens", "warm", "-j", "2", "--json")
+    assert update.returncode == 0, update.stderr
+    report = json.loads(update.stdout)
+    touched = {"drivers/frob/frob.c", "lib/frobhash.c", "net/stats.c", "mm/new.c"}
+    files = text_files(repo)
+    assert report["warmed"] == len(touched)
+    assert report["carried"] == len(files) - len(touched)
+    fresh = fresh_data(settings, tmp_path / "fresh")
+    assert e2g(fresh, repo, "tokens", "warm", "-j", "2").returncode == 0
+    for path in files:
+        assert token_json(data, repo, path) == token_json(fresh, repo, path), path
+
+
+def test_sizes_read_with_units() -> None:
+    assert config.parse_size("512K") == 512 << 10
+    assert config.parse_size("2G") == 2 << 30
+    assert config.parse_size("1.5M") == 3 << 19
+    assert config.parse_size("1000") == 1000
+    with pytest.raises(Exception, match="bad size"):
+        config.parse_size("lots")
