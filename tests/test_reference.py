@@ -201,7 +201,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     run("ingest", "--json", "-j", "1", *map(str, SAMPLE_ARCHIVES))
     run("ingest", "--json", f"file://{site.root}/frob/")
     run("match", "--json", "-j", "1", "-C", str(repo))
-    run("sync", "--json", "-j", "1")
+    run("tokens", "warm", "--json", "-j", "1", "-C", str(repo))
+    run("sync", "--json", "-j", "1")  # brings the warmed tree up too: `tokens`
     run("search", "--json", "f:alice is:patch")
     run("link", "--json", "-C", str(repo), DEMO)
     run("link", "--json", "20220912120000.2302-3-keiko@example.com")
@@ -217,7 +218,6 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     run("events", "--json")
     # Keiko's v1 and v2, whose second part changed a hunk between them.
     run("series", "--json", "20220912120000.2302-3-keiko@example.com")
-    run("tokens", "warm", "--json", "-j", "1", "-C", str(repo))
     yield found
 
 

@@ -7,7 +7,8 @@ inboxes (so a mirror ingested before is read from its checkpoints: new commits o
 `sync` brings every registered mirror level (four inboxes at a time: each check is a
 network round trip, not CPU), ingests only the inboxes whose epochs changed since
 they were last ingested, then runs `match` on the HEAD of each repository the store
-holds answers for. In both, one inbox that fails (unreachable, missing, a damaged
+holds answers for, and brings every tree `e2g tokens warm` warmed to its HEAD
+(only the files the new commits changed are blamed again). In both, one inbox that fails (unreachable, missing, a damaged
 epoch) is reported in its MirrorReport's `error` and the others go on (_mirror_one);
 a failed inbox is not ingested until it mirrors whole.
 """
@@ -30,6 +31,7 @@ from e2g.errors import E2gError, Interrupted, MirrorError, UsageError
 
 if TYPE_CHECKING:
     from e2g.api.match import MatchSummary
+    from e2g.api.token_warm import WarmReport
     from e2g.ingest.pipeline import IngestReport, ProgressCallback
 
 # Inboxes checked at once: enough to hide the round trips of a sync with nothing
@@ -44,6 +46,9 @@ class SyncReport:
     matches: list[MatchSummary] = field(default_factory=list)
     # Repositories the store knows that could not be matched now, with the reason.
     repos_skipped: list[tuple[str, str]] = field(default_factory=list)
+    # Each warmed token tree brought to its repository's HEAD (`e2g tokens warm`):
+    # its report, or why it could not be.
+    tokens: list[tuple[str, WarmReport | str]] = field(default_factory=list)
     elapsed: float = 0.0
 
     @property
@@ -210,6 +215,9 @@ def sync(
                 _mark_ingested(settings, registry, changed)
     if result.ingest is None or not result.ingest.interrupted:
         _match_known(settings, result, workers=workers)
+        from e2g.api.token_warm import warm_known
+
+        result.tokens = warm_known(settings, jobs=workers)
     result.elapsed = time.monotonic() - started
     return result
 

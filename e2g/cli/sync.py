@@ -40,6 +40,15 @@ def _print(report: SyncReport) -> None:
         output.err(f"{matched.repo}: {match_summary(matched)}")
     for repo, reason in report.repos_skipped:
         output.err(f"e2g: warning: {repo} not matched: {reason}")
+    from e2g.cli.tokens import warm_summary
+
+    for repo, found in report.tokens:
+        if isinstance(found, str):
+            output.err(
+                f"e2g: warning: the token tree of {repo} not brought up: {found}"
+            )
+        else:
+            output.err(f"{repo}: {warm_summary(found)}")
     output.err(
         f"synced {output.count(len(report.inboxes), 'inbox', 'inboxes')} in "
         f"{report.elapsed:.1f} s"

@@ -184,6 +184,8 @@ def warm(  # noqa: PLR0913 - one parameter per command-line option
             progress=bar_progress,
         )
     if as_json:
+        from e2g.render import warm_json
+
         output.json_line(warm_json(report))
     if not quiet:
         for path, error in report.failed:
@@ -203,20 +205,6 @@ def warm_summary(report: WarmReport) -> str:
         f"{f' ({reasons})' if reasons else ''}, {len(report.failed):,} failed "
         f"in {report.elapsed:.1f} s (history walk {report.walk_seconds:.1f} s)"
     )
-
-
-def warm_json(report: WarmReport) -> dict[str, object]:
-    return {
-        "rev": report.rev,
-        "files": report.files,
-        "warmed": report.warmed,
-        "cached": report.cached,
-        "carried": report.carried,
-        "skipped": dict(report.skipped),
-        "failed": [{"path": path, "error": error} for path, error in report.failed],
-        "walk_seconds": round(report.walk_seconds, 3),
-        "elapsed": round(report.elapsed, 3),
-    }
 
 
 def register(app: typer.Typer) -> None:

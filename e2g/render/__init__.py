@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.sync import SyncReport
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
+    from e2g.api.token_warm import WarmReport
     from e2g.api.tokens import Span
     from e2g.config import Settings
     from e2g.ingest.pipeline import IngestReport
@@ -520,5 +521,26 @@ def sync_json(report: SyncReport) -> dict[str, object]:
         "repos_skipped": [
             {"repo": repo, "reason": reason} for repo, reason in report.repos_skipped
         ],
+        "tokens": [
+            {"repo": repo, **warm_json(found)}
+            if not isinstance(found, str)
+            else {"repo": repo, "error": found}
+            for repo, found in report.tokens
+        ],
+        "elapsed": round(report.elapsed, 3),
+    }
+
+
+def warm_json(report: WarmReport) -> dict[str, object]:
+    """`e2g tokens warm --json`, and each warmed tree of `e2g sync --json`."""
+    return {
+        "rev": report.rev,
+        "files": report.files,
+        "warmed": report.warmed,
+        "cached": report.cached,
+        "carried": report.carried,
+        "skipped": dict(report.skipped),
+        "failed": [{"path": path, "error": error} for path, error in report.failed],
+        "walk_seconds": round(report.walk_seconds, 3),
         "elapsed": round(report.elapsed, 3),
     }

@@ -300,6 +300,34 @@ def test_sync_matches_new_commits_only_not_the_history_before_the_range(
     assert (summary.commits, summary.skipped) == (1, 1)
 
 
+def test_sync_brings_a_warmed_token_tree_to_head(
+    site: Site, settings: config.Settings, tmp_path: Path
+) -> None:
+    """A tree `e2g tokens warm` warmed follows HEAD at each sync: the file the new
+    commit changed is blamed again, the other carried."""
+    from e2g.api.match import match
+    from e2g.api.token_warm import manifest_of, warm
+    from e2g.git.repo import Repo
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    (repo / "b.c").write_text("int b;\n")
+    git(repo, "add", "b.c")
+    for number in range(2):
+        _commit(repo, f"int a{number};\n")
+    api.ingest(settings, [f"file://{site.root}/frob/"])
+    match(settings, [], repo=repo, jobs=1)
+    assert warm(settings, repo=repo, jobs=1).warmed == 2
+    _commit(repo, "int a, b;\n")
+    synced = api.sync(settings, workers=1)
+    ((where, report),) = synced.tokens
+    assert where == str(repo) and not isinstance(report, str)
+    assert (report.warmed, report.carried) == (1, 1)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    manifest = manifest_of(settings, Repo.open(repo))
+    assert manifest is not None and manifest.rev == report.rev == head
+
+
 def test_one_mirroring_run_at_a_time(settings: config.Settings) -> None:
     with mirrors.locked(settings), pytest.raises(MirrorError, match="another e2g"):
         api.sync(settings)
@@ -611,6 +639,7 @@ def test_sync_of_two_inboxes_and_one_repository(site: Site, tmp_path: Path) -> N
             "ingest",
             "match",
             "repos_skipped",
+            "tokens",
         ]
         assert [
             (i["list"], i["unchanged"], i["error"]) for i in summary["inboxes"]
