@@ -83,6 +83,11 @@ class NotFound(E2gError):
     """A message or thread that is not in the store."""
 
 
+class IsAFile(NotFound):
+    """A tree's directory asked for by the path of a file (the web sends the
+    reader to the file's tokens)."""
+
+
 class Interrupted(E2gError):
     """Ctrl-C: everything up to the last committed batch is kept."""
 

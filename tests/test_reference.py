@@ -207,6 +207,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     run("link", "--json", "-C", str(repo), DEMO)
     run("link", "--json", "20220912120000.2302-3-keiko@example.com")
     run("stats", "--json", "-C", str(repo))
+    run("stats", "--json", "--tokens", "-C", str(repo))  # the tree warmed above
     run("metrics", "--json")
     run("audit", "--json", "--no-match", "-C", str(repo))
     run("blame", "--json", "-C", str(repo), "net/frob_stats.c")

@@ -187,7 +187,7 @@ class _Warm:
             directory = self.root / name
             summary = None
             if (directory / "results" / f"{key}.json").is_file():
-                summary = _summary(directory, self.sha, self.ignore)
+                summary = file_summary(directory, self.sha, self.ignore)
             if summary is None:
                 self.todo.add(path)
             else:
@@ -391,7 +391,9 @@ def _count(tokens: Sequence[Token], blamed: TokenBlame) -> FileSummary:
     )
 
 
-def _summary(directory: Path, sha: str, ignore: Sequence[str]) -> FileSummary | None:
+def file_summary(
+    directory: Path, sha: str, ignore: Sequence[str]
+) -> FileSummary | None:
     """A file's summary from its cached answer at `sha`; None when it has none."""
     key = spans_key(sha, ignore, None).removesuffix(".spans")
     found = read_result(directory, key)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from e2g.api.stats import StatsResult, StatsRow
     from e2g.api.sync import SyncReport
     from e2g.api.threads import MessageView, ThreadNode, ThreadView
+    from e2g.api.token_tree import TreeEntry, TreeListing
     from e2g.api.token_warm import WarmReport
     from e2g.api.tokens import Span
     from e2g.config import Settings
@@ -528,6 +529,39 @@ def sync_json(report: SyncReport) -> dict[str, object]:
             for repo, found in report.tokens
         ],
         "elapsed": round(report.elapsed, 3),
+    }
+
+
+def tree_entry_json(entry: TreeEntry) -> dict[str, object]:
+    """A file or directory of the tree's token page (`/api/v1/tree/...`), and a row
+    of `e2g stats --by dir --tokens --json`."""
+    return {
+        "name": entry.name,
+        "path": entry.path,
+        "kind": entry.kind,
+        "files": entry.files,
+        "warm": entry.warm,
+        "tokens": entry.tokens,
+        "commits": entry.commits,
+        "reviewed_tokens": entry.reviewed,
+        "reviewed_share": None if entry.share is None else round(entry.share, 4),
+        "tokens_by_verdict": entry.by_verdict,
+        "skipped": entry.skipped,
+    }
+
+
+def tree_json(listing: TreeListing) -> dict[str, object]:
+    """`/api/v1/tree/REV/PATH`: the directory summed, and this page's entries."""
+    return {
+        "rev": listing.rev,
+        "path": listing.path,
+        "warmed_rev": listing.warmed,
+        "judged": listing.judged,
+        "page": listing.page,
+        "pages": listing.pages,
+        "count": listing.listed,
+        "total": tree_entry_json(listing.total),
+        "entries": [tree_entry_json(entry) for entry in listing.entries],
     }
 
 

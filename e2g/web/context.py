@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from e2g.api.blame import BlameResult, Review, Run
     from e2g.api.reverse import WayBack
     from e2g.api.review import CommitText, PostingReview
+    from e2g.api.token_tree import TreeListing
     from e2g.api.tokens import Span, TokenResult
 
 Result = TypeVar("Result")  # what a cached page is made from
@@ -66,6 +67,12 @@ class Linking(Protocol):
     ) -> TokenResult: ...
 
     def token_span_json(self, span: Span, review: Review) -> dict[str, Any]: ...
+
+    def tree(
+        self, settings: Settings, path: str, rev: str, *, repo: Path, page: int
+    ) -> TreeListing: ...
+
+    def tree_json(self, listing: TreeListing) -> dict[str, Any]: ...
 
 
 class ApiLinking:
@@ -125,6 +132,16 @@ class ApiLinking:
 
     def token_span_json(self, span: Span, review: Review) -> dict[str, Any]:
         return e2g.render.token_span_json(span, review)
+
+    def tree(
+        self, settings: Settings, path: str, rev: str, *, repo: Path, page: int
+    ) -> TreeListing:
+        from e2g.api.token_tree import tree_listing
+
+        return tree_listing(settings, path, rev, repo=repo, page=page)
+
+    def tree_json(self, listing: TreeListing) -> dict[str, Any]:
+        return e2g.render.tree_json(listing)
 
 
 def store_signature(settings: Settings) -> tuple[int, ...]:
@@ -274,6 +291,25 @@ def token_result(
         return links.tokens(context.settings, path, rev, repo=context.repo, page=page)
 
     return _by_full_sha(context, ("tokens", rev, path, page), compute, TokenResult)
+
+
+def tree_result(
+    context: WebContext, links: Linking, path: str, rev: str, page: int
+) -> TreeListing:
+    """`tree_listing(path, rev)` page `page`, cached by full sha while the store is
+    unchanged and for a minute (a warm under way adds files)."""
+    from e2g.api.token_tree import TreeListing
+
+    bucket = int(time.monotonic() // STATS_SECONDS)
+
+    def compute() -> TreeListing:
+        return links.tree(context.settings, path, rev, repo=context.repo, page=page)
+
+    if not is_full_sha(rev):
+        return compute()
+    found = context.cached(("tree", rev, path, page, bucket), compute)
+    assert isinstance(found, TreeListing)
+    return found
 
 
 def _by_full_sha(

@@ -39,6 +39,7 @@ from e2g.web.context import (
     linking,
     stats_result,
     token_result,
+    tree_result,
     web_context,
 )
 from e2g.web.render import (
@@ -252,6 +253,39 @@ def tokens_page(  # noqa: PLR0913 - FastAPI parameters
         page=page,
         pages=max(1, -(-result.total // PAGE_LINES)),
         by=by,
+        box_value=rev,
+    )
+
+
+@router.get("/tree/{rev}")
+@router.get("/tree/{rev}/{path:path}")
+def tree_page(
+    rev: str,
+    context: Context,
+    links: Links,
+    path: str = "",
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
+    """A directory of the tree at `rev`: each file's and directory's living tokens,
+    their commits and the share by reviewed commits; a file goes to its tokens."""
+    from e2g.api.token_tree import PAGE_ENTRIES
+
+    wanted = check_path(path.strip("/")) if path.strip("/") else ""
+    try:
+        listing = tree_result(context, links, wanted, check_rev(rev), page)
+    except errors.IsAFile:
+        return RedirectResponse(f"/tokens/{quote(rev)}/{quote(wanted)}")
+    crumbs = []
+    parts = listing.path.split("/") if listing.path else []
+    for number, name in enumerate(parts, start=1):
+        crumbs.append({"name": name, "path": "/".join(parts[:number])})
+    return render(
+        context,
+        "tree.html",
+        listing=listing,
+        crumbs=crumbs,
+        rev=rev,
+        page_size=PAGE_ENTRIES,
         box_value=rev,
     )
 

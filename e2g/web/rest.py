@@ -37,6 +37,7 @@ from e2g.web.context import (
     linking,
     stats_result,
     token_result,
+    tree_result,
     web_context,
 )
 from e2g.web.render import check_message_id, check_path, check_rev
@@ -118,6 +119,31 @@ def tokens(
     return JSONResponse(
         [links.token_span_json(span, result.reviews[span.sha]) for span in result.spans]
     )
+
+
+@router.get(
+    "/tree/{rev}",
+    summary="The tree's top directory: tokens, commits and the reviewed share per entry",
+)
+@router.get(
+    "/tree/{rev}/{path:path}",
+    summary="A directory of the tree: tokens, commits and the reviewed share per entry",
+)
+def tree(
+    rev: str,
+    context: Context,
+    links: Links,
+    path: str = "",
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> JSONResponse:
+    """The directory summed (`total`) and page `page` of its entries (200 each),
+    directories first: per entry its text `files` and how many are `warm` (counted),
+    `tokens`, `commits` (distinct, that wrote them), `reviewed_tokens` and
+    `reviewed_share` (by commits e2g audit calls reviewed), `tokens_by_verdict`, and
+    `skipped` (why a file is not blamed)."""
+    wanted = check_path(path.strip("/")) if path.strip("/") else ""
+    listing = tree_result(context, links, wanted, check_rev(rev), page)
+    return JSONResponse(links.tree_json(listing))
 
 
 @router.get(

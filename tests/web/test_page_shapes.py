@@ -27,6 +27,7 @@ from e2g.api.blame import BlameResult, Review, Run
 from e2g.api.queue import listing, versions
 from e2g.api.reverse import Applied, SeriesTally, WayBack
 from e2g.api.review import CommitText, Excerpt, FileDiff, PostingReview
+from e2g.api.token_tree import TreeEntry, TreeListing
 from e2g.api.tokens import Span, TokenResult
 from e2g.index.store.base import StoreCounts
 from e2g.model import Address, DateSource, Kind, Trailer
@@ -224,6 +225,42 @@ def token_results(draw: st.DrawFn) -> TokenResult:
         total=len(lines) + draw(st.integers(0, 2000)),
         spans=tuple(spans),
         reviews=by_sha,
+    )
+
+
+verdict_counts = st.dictionaries(
+    st.sampled_from(["reviewed", "not-posted", "merge", HOSTILE]), small, max_size=3
+)
+tree_entries = st.builds(
+    TreeEntry,
+    name=texts,
+    path=texts,
+    kind=st.sampled_from(["dir", "file"]),
+    files=small,
+    warm=small,
+    tokens=st.integers(0, 10**6),
+    commits=small,
+    reviewed=st.integers(0, 10**6),
+    by_verdict=verdict_counts,
+    skipped=st.none() | texts,
+)
+
+
+@st.composite
+def tree_listings(draw: st.DrawFn) -> TreeListing:
+    """A directory of the tree: empty or not, warm or never warmed, on any page."""
+    entries = draw(tuples(tree_entries, 4))
+    pages = draw(st.integers(1, 3))
+    return TreeListing(
+        rev=draw(shas),
+        path=draw(st.just("") | texts),
+        total=draw(tree_entries),
+        entries=entries,
+        page=draw(st.integers(1, pages)),
+        pages=pages,
+        listed=len(entries) + draw(small),
+        warmed=draw(st.none() | shas),
+        judged=draw(st.booleans()),
     )
 
 
@@ -437,6 +474,11 @@ class Shapes(ApiLinking):
     ) -> TokenResult:
         return self.values["tokens"]  # type: ignore[no-any-return]
 
+    def tree(
+        self, settings: Any, path: str, rev: str, *, repo: Any, page: Any
+    ) -> TreeListing:
+        return self.values["tree"]  # type: ignore[no-any-return]
+
 
 @pytest.fixture(scope="module")
 def shaped(web_data: WebData) -> Iterator[tuple[TestClient, Shapes]]:
@@ -502,6 +544,18 @@ def test_a_token_page_for_every_token_blame(
     fake.values["tokens"] = found
     ask(client, f"/tokens/HEAD/mm/frob.c?by={by}")
     ask(client, "/api/v1/tokens/HEAD/mm/frob.c")
+
+
+@SHAPES
+@given(found=tree_listings())
+def test_a_tree_page_for_every_directory(
+    shaped: tuple[TestClient, Shapes], found: TreeListing
+) -> None:
+    client, fake = shaped
+    fake.values["tree"] = found
+    ask(client, "/tree/HEAD")
+    ask(client, "/tree/HEAD/mm?page=2")
+    ask(client, "/api/v1/tree/HEAD/mm")
 
 
 @SHAPES
