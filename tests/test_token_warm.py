@@ -259,6 +259,11 @@ def test_a_warm_tree_answers_every_file_as_single_file_use_does(
     single = fresh_data(settings, tmp_path / "single")
     for path in files:
         assert token_json(warmed, repo, path) == token_json(single, repo, path), path
+    # The work tree's files are HEAD's: `blame --tokens FILE` reads the same answers.
+    answers = sorted((warmed / "tokens").glob("*/results/*.json"))
+    worktree = e2g(warmed, repo, "blame", "mm/frob_alloc.c", "--tokens", "--json")
+    assert worktree.stdout == token_json(single, repo, "mm/frob_alloc.c")
+    assert sorted((warmed / "tokens").glob("*/results/*.json")) == answers
     again = json.loads(e2g(warmed, repo, "tokens", "warm", "--json").stdout)
     assert again["warmed"] == 0 and again["cached"] == len(files)
     assert again["walk_seconds"] == 0  # known, at this revision: no walk
@@ -391,6 +396,25 @@ def test_a_later_revision_redoes_only_the_files_its_commits_changed(
     assert e2g(fresh, repo, "tokens", "warm", "-j", "2").returncode == 0
     for path in files:
         assert token_json(data, repo, path) == token_json(fresh, repo, path), path
+
+
+def test_one_warm_of_a_repository_at_a_time(tmp_path: Path) -> None:
+    import fcntl
+
+    from e2g.api import token_warm
+    from e2g.errors import RepoError
+
+    repo = Builder(tmp_path / "repo")
+    repo.commit("one", {"a.c": body("a", 2)})
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    opened = Repo.open(repo.root)
+    place = token_warm._manifest_path(token_warm.cache_root(settings), opened)  # noqa: SLF001
+    place.parent.mkdir(parents=True)
+    with place.with_suffix(".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(RepoError, match="another e2g is warming"):
+            token_warm.warm(settings, repo=repo.root, jobs=1)
+    assert token_warm.warm(settings, repo=repo.root, jobs=1).warmed == 1
 
 
 def test_sizes_read_with_units() -> None:

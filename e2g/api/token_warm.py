@@ -123,16 +123,20 @@ def warm(  # noqa: PLR0913 - options are keyword-only
             f"no file of {sha[:12]} matches {' '.join(pathspecs)}: give paths of the tree"
         )
     run = _Warm(settings, repository, sha, listed, progress)
-    _write_pins(run.place, run.dirs.values())
-    run.read_cached()
-    histories = run.walk()
-    run.carry()
-    tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
-    for path, outcome, found in _run(settings, repository, sha, tasks, histories, jobs):
-        run.done(path, outcome, found)
-    _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
-    with contextlib.suppress(FileNotFoundError):
-        run.place.with_suffix(".pins").unlink()
+    with _warming(run.place, repository):
+        run.before = read_manifest(run.place)  # as it is now that the lock is ours
+        _write_pins(run.place, run.dirs.values())
+        run.read_cached()
+        histories = run.walk()
+        run.carry()
+        tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
+        for path, outcome, found in _run(
+            settings, repository, sha, tasks, histories, jobs
+        ):
+            run.done(path, outcome, found)
+        _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
+        with contextlib.suppress(FileNotFoundError):
+            run.place.with_suffix(".pins").unlink()
     prune_cache(settings)
     run.report.elapsed = time.monotonic() - started
     return run.report
@@ -155,14 +159,12 @@ class _Warm:
         self.report = WarmReport(rev=sha, files=len(listed))
         self.root = cache_root(settings)
         self.place = _manifest_path(self.root, repository)
-        self.before = read_manifest(self.place)
+        self.before: Manifest | None = None
         self.files = {f.path: f for f in listed if f.skip is None}
         self.skipped = {f.path: f.skip for f in listed if f.skip is not None}
         self.dirs = {path: _cache_name(repository, path) for path in self.files}
         self.summaries: dict[str, FileSummary] = {}
         self.tips: dict[str, str | None] = {}
-        if self.before is not None and self.before.rev == sha:
-            self.tips = {p: tip for p, (_, tip, _) in self.before.files.items()}
         self.todo: set[str] = set()
         self._progress = progress
         self._count = 0
@@ -173,7 +175,10 @@ class _Warm:
             self._progress(WarmEvent(self._count, len(self.files), path, outcome))
 
     def read_cached(self) -> None:
-        """The files already warm at this revision: their summaries."""
+        """The files already warm at this revision: their summaries (and, from a
+        warm of this revision before, their newest revisions)."""
+        if self.before is not None and self.before.rev == self.sha:
+            self.tips = {p: tip for p, (_, tip, _) in self.before.files.items()}
         key = spans_key(self.sha, self.ignore, None)
         known = (
             self.before.skipped if self.before and self.before.rev == self.sha else {}
@@ -436,6 +441,24 @@ def _copy(source: Path, target: Path) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     Path(name).replace(target)
+
+
+@contextlib.contextmanager
+def _warming(place: Path, repository: Repo) -> Iterator[None]:
+    """One warm of a repository at a time (its record and pins are one file each)."""
+    from e2g.locks import flock_within
+
+    place.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(place.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not flock_within(descriptor, 0):
+            raise RepoError(
+                f"another e2g is warming the token tree of {repository.root}: "
+                "wait for it, or stop it"
+            )
+        yield
+    finally:
+        os.close(descriptor)
 
 
 # -- the record of warmed trees -----------------------------------------------------------

@@ -35,7 +35,7 @@ from typing import NamedTuple
 from e2g import faults
 from e2g.api.blame import Review, check_range, find_reviews, info_of, page_range
 from e2g.config import Settings
-from e2g.errors import NotFound, UsageError
+from e2g.errors import E2gError, NotFound, UsageError
 from e2g.git.blame import Blame, BlameCommit
 from e2g.git.filehistory import file_history
 from e2g.git.repo import UNCOMMITTED, Repo, looks_binary
@@ -195,7 +195,9 @@ def _token_at(tokens: Sequence[Token], line: int, column: int, *, path: str) -> 
 
 def _revision(repository: Repo, rev: str | None, path: str) -> tuple[str, str | None]:
     """The commit to blame and, for the work tree, its copy of the file (None: the
-    commit's own). A bare repository has no work tree: HEAD, as git blame does."""
+    commit's own, also when the work tree's copy is HEAD's unchanged, so that the
+    answer cached for HEAD, a warmed tree's, serves). A bare repository has no work
+    tree: HEAD, as git blame does."""
     if rev is None and not repository.bare:
         head = repository.resolve("HEAD")
         contents = repository.work_tree_text(path)
@@ -206,6 +208,9 @@ def _revision(repository: Repo, rev: str | None, path: str) -> tuple[str, str | 
             raise UsageError(
                 f"{path} is a binary file in the work tree: it has no lines"
             )
+        with contextlib.suppress(E2gError):  # not in HEAD: the work tree's own
+            if repository.file_text(head, path) == contents:
+                return head, None
         return head, contents
     sha = repository.resolve(rev or "HEAD")
     repository.file_lines(sha, path)  # NotFound / binary: the same words as line blame
