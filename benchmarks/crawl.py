@@ -20,9 +20,10 @@ search pages and `/api/v1/search` with every query prefix of the query language 
 paging, the API docs, the patch queue (`/patches` and `/api/v1/patches` with every
 state, `all`, a list, an author, a moment, a query and `flat`, several pages deep;
 `/patches.atom` and `/events.atom` with filters; `/api/v1/events`; `/series/ID` and
-`/api/v1/series/ID` for `--series` series), and every page that later work adds,
-where the server has it (`/metrics`, `/tree/HEAD/`; one answering 404 is counted as
-absent, not as a failure).
+`/api/v1/series/ID` for `--series` series), the tree's token counts (`/tree/HEAD` and
+every directory of HEAD, page and API twin, and the `/tree/` path of `--files` files,
+which goes to their tokens), and every page that later work adds, where the server
+has it (`/metrics`; one answering 404 is counted as absent, not as a failure).
 
 Prints the count per status and per page kind, the slowest requests, and exits 1 on
 any 5xx, any request that fails to answer, or one slower than `--slow` seconds (30).
@@ -48,8 +49,8 @@ from typing import NamedTuple
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SPARSE = CORPUS / "sparse"
-# Pages later work adds: absent (404 on the first) is no failure, 5xx is.
-OPTIONAL = ("/tree/HEAD/",)
+# Pages later work adds, listed here until they land: absent (404) is no failure.
+OPTIONAL: tuple[str, ...] = ()
 # The queue's kinds: each asks for a stored message or a list, so a 404 is a finding.
 QUEUE_KINDS = (
     "patches",
@@ -66,6 +67,8 @@ QUEUE_KINDS = (
     "metrics-svg",
     "api-metrics",
 )
+# The tree's token counts (issue 37): each asks for HEAD or a directory of it.
+TREE_KINDS = ("tree", "api-tree")
 # The patch queue's states (e2g.api.queue.states.STATES) and `all`.
 STATES = (
     "new",
@@ -312,6 +315,16 @@ def plan(
             ("tokens", f"/tokens/HEAD/{quoted(path)}?by={by}")
             for by in ("author", "age")
         ]
+    # The tree's token counts: every directory (page and API twin), and a file's
+    # path, which goes to its tokens.
+    urls += [("tree", "/tree/HEAD"), ("api-tree", "/api/v1/tree/HEAD")]
+    for directory in git(repo, "ls-tree", "-r", "-d", "--name-only", "HEAD"):
+        urls += [
+            ("tree", f"/tree/HEAD/{quoted(directory)}"),
+            ("api-tree", f"/api/v1/tree/HEAD/{quoted(directory)}"),
+        ]
+    for path in rnd.sample(files, min(args.files, len(files))):
+        urls.append(("tree", f"/tree/HEAD/{quoted(path)}"))
     for query in QUERIES:
         text = urllib.parse.quote(query)
         urls += [
@@ -416,7 +429,7 @@ def is_bad(answer: Answer, slow: float) -> bool:
         return False
     return (
         not isinstance(answer.status, int)
-        or (answer.kind in QUEUE_KINDS and answer.status == 404)
+        or (answer.kind in (*QUEUE_KINDS, *TREE_KINDS) and answer.status == 404)
         or answer.status >= 500
         or answer.seconds > slow
     )

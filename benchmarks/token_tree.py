@@ -49,7 +49,9 @@ TARGET_UPDATE_SHARE = 0.05
 
 
 class TreeRss:
-    """The peak summed RSS (MB) of a process and its descendants, sampled."""
+    """The peak summed memory (MB) of a process and its descendants, sampled: each
+    process's PSS (its private pages, and its share of those it shares: forked
+    workers share their parent's heap, which summed RSS would count once each)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -85,9 +87,20 @@ class TreeRss:
         total, todo = 0, [self.pid]
         while todo:
             pid = todo.pop()
-            total += rss.get(pid, 0)
+            total += _pss(pid, rss.get(pid, 0))
             todo.extend(children.get(pid, []))
         return total / (1 << 20)
+
+
+def _pss(pid: int, rss: int) -> int:
+    """A process's PSS in bytes (its RSS where smaps_rollup cannot be read)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return rss
 
 
 def e2g_env(data: Path) -> dict[str, str]:
@@ -196,6 +209,12 @@ def main() -> int:  # noqa: PLR0915 - one run, in order
     parser.add_argument("--advance", type=int, default=100)
     parser.add_argument("--check", type=int, default=30, help="files compared")
     parser.add_argument("--pathspec", action="append", default=[])
+    parser.add_argument(
+        "--subset",
+        type=int,
+        default=0,
+        help="warm N random files of the tree (scaled up to all), not all of them",
+    )
     parser.add_argument("--seed", type=int, default=37)
     options = parser.parse_args()
     repo = options.repo.resolve()
@@ -212,6 +231,12 @@ def main() -> int:  # noqa: PLR0915 - one run, in order
     )
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()} (shared)")
     rng = random.Random(options.seed)
+    everything = git_lines(
+        repo, "ls-tree", "-r", "--name-only", rev0, *options.pathspec
+    )
+    if options.subset:
+        chosen = sorted(rng.sample(everything, min(options.subset, len(everything))))
+        options.pathspec = [f":(literal){path}" for path in chosen]
     with tempfile.TemporaryDirectory(prefix="e2g-token-tree-") as scratch_name:
         scratch = Path(scratch_name)
         mail = scratch / "mail"  # the sample's store: spans read reviews from one
@@ -235,6 +260,14 @@ def main() -> int:  # noqa: PLR0915 - one run, in order
         )
         manifest = json.loads(next((data / "token-trees").glob("*.json")).read_text())
         blamed = sorted(manifest["files"])
+        if options.subset:
+            whole = len(everything) / max(full["files"], 1)
+            per_file = (full["wall"] - full["walk_seconds"]) / max(full["warmed"], 1)
+            print(
+                f"scaled to the {len(everything):,} files of the tree (x{whole:.1f}): "
+                f"~{(full['warmed'] * whole * per_file + full['walk_seconds']) / 60:.1f}"
+                f" min (one walk, {per_file:.2f} s a file at -j {options.jobs})"
+            )
         sample = sorted(rng.sample(blamed, min(options.sample, len(blamed))))
         cold, line, counted = cold_sample(repo, rev0, sample, scratch)
         scale = len(blamed) / max(counted, 1)

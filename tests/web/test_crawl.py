@@ -90,6 +90,7 @@ def test_the_sample_crawls_with_no_5xx(tmp_path: Path, capsys) -> None:
         assert f"  {kind:<11} 200: " in out, kind
     for kind in ("api-events", "series", "api-series"):
         assert f"  {kind:<11} 200: " in out, kind
+    assert "  tree        200: " in out and "  api-tree    200: " in out
 
 
 def test_a_missing_queue_page_fails_the_crawl() -> None:
@@ -97,6 +98,7 @@ def test_a_missing_queue_page_fails_the_crawl() -> None:
     assert not crawl.is_bad(crawl.Answer("optional", "/metrics", 404, 0.1), 30.0)
     assert crawl.is_bad(crawl.Answer("patches", "/patches", 404, 0.1), 30.0)
     assert crawl.is_bad(crawl.Answer("series", "/series/a@x", 404, 0.1), 30.0)
+    assert crawl.is_bad(crawl.Answer("tree", "/tree/HEAD/mm", 404, 0.1), 30.0)
 
 
 @pytest.mark.corpus
