@@ -65,3 +65,17 @@ def test_metrics_bots_come_from_the_config_file(tmp_path: Path) -> None:
     (folder / "config.toml").write_text("[metrics]\nbots = 3\n")
     with pytest.raises(UsageError, match=r"\[metrics\] bots"):
         resolve(data_dir=tmp_path, env={}, home=tmp_path)
+
+
+def test_the_queue_metrics_and_tokens_sections_live_side_by_side(
+    tmp_path: Path,
+) -> None:
+    settings = _settings(
+        tmp_path,
+        "[queue]\nquiet_days = 30\n"
+        '[metrics]\nbots = ["ci@example.org"]\n'
+        '[tokens]\ncache_bytes = "512M"\n',
+    )
+    assert settings.queue_quiet_days == 30
+    assert settings.metrics_bots == ("ci@example.org",)
+    assert settings.token_cache_bytes == 512 << 20

@@ -417,6 +417,20 @@ def test_one_warm_of_a_repository_at_a_time(tmp_path: Path) -> None:
     assert token_warm.warm(settings, repo=repo.root, jobs=1).warmed == 1
 
 
+def test_the_cache_bound_is_a_setting(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".config" / "e2g").mkdir(parents=True)
+    written = home / ".config" / "e2g" / "config.toml"
+    assert config.resolve(env={}, home=home).token_cache_bytes == 1 << 30
+    written.write_text('[tokens]\ncache_bytes = "2G"\n')
+    assert config.resolve(env={}, home=home).token_cache_bytes == 2 << 30
+    written.write_text("[tokens]\ncache_bytes = 5000\n")
+    assert config.resolve(env={}, home=home).token_cache_bytes == 5000
+    written.write_text("[tokens]\ncache_bytes = true\n")
+    with pytest.raises(Exception, match="cache_bytes"):
+        config.resolve(env={}, home=home)
+
+
 def test_sizes_read_with_units() -> None:
     assert config.parse_size("512K") == 512 << 10
     assert config.parse_size("2G") == 2 << 30
