@@ -343,8 +343,9 @@ def test_a_warm_killed_midway_goes_on_where_it_stopped(sample, tmp_path: Path) -
 def test_a_warm_tree_is_kept_by_the_cache_bound(sample, tmp_path: Path) -> None:
     """With a bound smaller than the tree, blaming a file of another repository
     evicts nothing of the warmed tree."""
+    from e2g.api.token_cache import cache_root
     from e2g.api.token_warm import manifest_of, warm
-    from e2g.api.tokens import cache_root, token_blame
+    from e2g.api.tokens import token_blame
 
     settings, repo = sample
     data = fresh_data(settings, tmp_path / "data")

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from e2g.api.audit.model import LENIENT, Verdict
+from e2g.api.token_cache import cache_root
 from e2g.api.token_warm import MAX_BYTES, FileSummary, file_summary, manifest_of
-from e2g.api.tokens import cache_root
 from e2g.config import Settings
 from e2g.errors import IsAFile, NotFound
 from e2g.git.repo import Repo

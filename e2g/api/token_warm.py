@@ -11,14 +11,14 @@ the entry single-file use reads, and the reverse.
 
 Resumable: each file's answer is written whole when it is done (atomically, as
 single-file use writes it), and a run finds the answers already there and skips
-them; a killed run leaves its files' throwaway histories as far as their last
-saved state. Kept: the tree's files are pinned in the cache (`pinned`), the bound
-(`[tokens] cache_bytes`) evicting only other files; the pins of a warm under way
-are written before its first file. Kept current: a warm of a later revision (or
-`e2g sync`, `warm_known`) carries every file whose history did not change (the
-same newest revision of the file) to the new revision by copying its answer,
-and redoes only the others, each from its throwaway history at the revision
-before (only the new revisions are imported).
+them; a killed run leaves its files' throwaway histories as far as their last saved
+state. Kept: the tree's files are pinned in the cache (token_cache.pinned), the
+bound (`[tokens] cache_bytes`) evicting only other files; the pins of a warm under
+way are written before its first file. Kept current: a warm of a later revision (or
+`e2g sync`, `warm_known`) carries every file whose history did not change (the same
+newest revision of the file) to the new revision by copying its answer, and redoes
+only the others, each from its throwaway history at the revision before (only the
+new revisions are imported).
 
 The record of a warmed tree (the manifest, one per repository under the cache's
 sibling `token-trees/`): the revision, and per file its cache, its newest
@@ -42,14 +42,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from e2g import faults
-from e2g.api.tokens import (
-    cache_root,
-    prune_cache,
-    read_result,
-    spans_key,
-    token_origins,
-    write_spans,
-)
+from e2g.api.token_cache import TREES, cache_root, prune_cache, read_result
+from e2g.api.tokens import spans_key, token_origins, write_spans
 from e2g.config import Settings
 from e2g.errors import E2gError, RepoError, UsageError
 from e2g.git.repo import Repo, looks_binary
@@ -60,7 +54,6 @@ from e2g.tokens.lex import Token, lexer_for
 
 MANIFEST_FORMAT = 1
 MAX_BYTES = 1 << 20  # a file larger than this is not warmed (`--max-bytes`)
-TREES = "token-trees"  # beside the caches' directory
 
 
 class FileSummary(NamedTuple):
@@ -488,23 +481,6 @@ def manifests(settings: Settings) -> list[Manifest]:
         if manifest is not None:
             found.append(manifest)
     return found
-
-
-def pinned(root: Path) -> frozenset[str]:
-    """The caches (directory names under `root`) of every warmed tree, and of every
-    warm under way: never evicted."""
-    names: set[str] = set()
-    directory = root.parent / TREES
-    for place in directory.iterdir() if directory.is_dir() else ():
-        try:
-            if place.suffix == ".pins":
-                names.update(place.read_text(encoding="utf-8").split())
-            elif place.suffix == ".json":
-                data = json.loads(place.read_text(encoding="utf-8"))
-                names.update(entry[0] for entry in data["files"].values())
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            continue
-    return frozenset(names)
 
 
 def read_manifest(place: Path) -> Manifest | None:

@@ -11,43 +11,40 @@ for the terminal, the JSON and the web page.
 Two caches under the data dir's `tokens/`, one directory per (repository, file):
 the throwaway history, which a later revision extends, and the answer for each
 blamed revision, so that a second run or the web page only reads. Both are written
-atomically (the history under the directory's lock); the whole is bounded (CACHE_BYTES), the
-files used least recently going first. Reviews come from the links `e2g match`
+atomically (the history under the directory's lock); the whole is bounded, the
+files used least recently going first (e2g.api.token_cache). Reviews come from the links `e2g match`
 stored, as line blame's do (`find_reviews`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
-import shutil
-import stat
-import tempfile
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from e2g import faults
 from e2g.api.blame import Review, check_range, find_reviews, info_of, page_range
+from e2g.api.token_cache import (
+    commit_from_json,
+    commit_json,
+    file_cache,
+    prune_cache,
+    read_result,
+    result_key,
+    write_json,
+    write_result,
+)
 from e2g.config import Settings
 from e2g.errors import E2gError, NotFound, UsageError
 from e2g.git.blame import Blame, BlameCommit
 from e2g.git.filehistory import file_history
 from e2g.git.repo import UNCOMMITTED, Repo, looks_binary
-from e2g.git.tokenview import TokenBlame, TokenHistory, TokenOrigin, cache_key
+from e2g.git.tokenview import TokenBlame, TokenHistory, TokenOrigin
 from e2g.git.treehistory import History
-from e2g.model import Address
 from e2g.model.links import commit_info
 from e2g.tokens.lex import Lexer, Token, lexer_for
-
-CACHE_BYTES = 1 << 30  # the default of the token caches' bound, all files together
-RESULTS_PER_FILE = 64  # answers kept per file (32 revisions: tokens and spans)
-RESULT_FORMAT = 3
 
 
 class Span(NamedTuple):
@@ -253,7 +250,7 @@ def _all_spans(  # noqa: PLR0913 - options are keyword-only
 
 def spans_key(sha: str, ignore: Sequence[str], contents: str | None) -> str:
     """The name of the cached spans of a revision (or of the work tree's text)."""
-    return _result_key(sha, ignore, contents) + ".spans"
+    return result_key(sha, ignore, contents) + ".spans"
 
 
 def write_spans(
@@ -275,13 +272,13 @@ def write_spans(
     commits = {sha_: blamed.commits[sha_] for sha_ in {span.sha for span in spans}}
     shas = list(dict.fromkeys(span.sha for span in spans))
     index = {sha_: number for number, sha_ in enumerate(shas)}
-    _write_json(
+    write_json(
         directory,
         key,
         {
             "shas": shas,
             "spans": [[s.line, s.column, s.text, index[s.sha]] for s in spans],
-            "commits": {sha_: _commit_json(commits[sha_]) for sha_ in shas},
+            "commits": {sha_: commit_json(commits[sha_]) for sha_ in shas},
         },
     )
     return spans, commits
@@ -296,9 +293,7 @@ def _read_spans(
         spans = [
             Span(line, column, text, shas[n]) for line, column, text, n in data["spans"]
         ]
-        commits = {
-            sha: _commit_from_json(item) for sha, item in data["commits"].items()
-        }
+        commits = {sha: commit_from_json(item) for sha, item in data["commits"].items()}
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
     return spans, commits
@@ -328,7 +323,7 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
         directory = file_cache(settings, repository, path, lexer)
     if ignore is None:
         ignore = repository.ignored_revs()
-    key = _result_key(sha, ignore, contents)
+    key = result_key(sha, ignore, contents)
     found = read_result(directory, key)
     if found is not None:
         return found
@@ -353,7 +348,7 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
                 tip, ignore=ignore, contents=view, tokens=len(tokens)
             )
         blamed = _not_newer_than_lines(tokens, blamed, lines.result())
-    _write_result(directory, key, tokens, blamed)  # atomic: no lock needed
+    write_result(directory, key, tokens, blamed)  # atomic: no lock needed
     if prune:
         prune_cache(settings, keep=directory)
     return tokens, blamed
@@ -394,206 +389,6 @@ def _not_newer_than_lines(
     commits = {commit.sha: commit for commit in lines.commits}
     commits.update(blamed.commits)
     return TokenBlame(origins=tuple(origins), commits=commits, merges=blamed.merges)
-
-
-def file_cache(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
-    """The file's cache directory: under the data dir, or, where that cannot be
-    written (a read-only mount that `e2g serve` reads), under a private directory
-    of the user's in the system's temp dir, so the answer is still made."""
-    return cache_root(settings) / cache_key(repository, path, lexer)
-
-
-def cache_root(settings: Settings) -> Path:
-    """Where the files' caches live (see file_cache)."""
-    own = settings.data_dir / "tokens"
-    if _writable(own):
-        return own
-    mine = Path(tempfile.gettempdir()) / f"e2g-{os.getuid()}"
-    spare = mine / "tokens"
-    if _writable(mine, private=True) and _writable(spare, private=True):
-        return spare
-    raise UsageError(
-        f"token blame needs a cache directory it can write: neither {own} nor {spare}"
-    )
-
-
-def _writable(root: Path, *, private: bool = False) -> bool:
-    """Whether `root` exists, or was made, as a directory this process can write
-    (`private`: and it is the user's own directory, not a link, mode 0700, so that
-    no other user of a shared temp dir planted it)."""
-    try:
-        if private:
-            root.mkdir(exist_ok=True, mode=0o700)
-        else:
-            root.mkdir(parents=True, exist_ok=True)
-        status = root.lstat()
-    except OSError:
-        return False
-    if private and (
-        not stat.S_ISDIR(status.st_mode)
-        or status.st_uid != os.getuid()
-        or status.st_mode & 0o077
-    ):
-        return False
-    return os.access(root, os.W_OK | os.X_OK)
-
-
-# -- the answers' cache -------------------------------------------------------------------
-
-
-def _result_key(sha: str, ignore: Sequence[str], contents: str | None) -> str:
-    digest = hashlib.sha256()
-    for part in (str(RESULT_FORMAT), sha, *ignore):
-        digest.update(part.encode("ascii") + b"\0")
-    if contents is not None:
-        digest.update(contents.encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()[:32]
-
-
-def read_result(directory: Path, key: str) -> tuple[list[Token], TokenBlame] | None:
-    """A cached answer: the tokens (lexing a large file again costs more than
-    reading them) and their origins; None when there is none or it is damaged."""
-    path = directory / "results" / f"{key}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        tokens = [Token(line, column, text) for line, column, text in data["tokens"]]
-        shas: list[str] = data["shas"]
-        origins = tuple(
-            TokenOrigin(shas[index], data["views"][index], line)
-            for index, line in data["origins"]
-        )
-        commits = {
-            sha: _commit_from_json(item) for sha, item in data["commits"].items()
-        }
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        return None
-    if len(tokens) != len(origins):
-        return None
-    with contextlib.suppress(OSError):
-        os.utime(directory / "results")  # recently used: pruned last
-    return tokens, TokenBlame(origins=origins, commits=commits)
-
-
-def _write_result(
-    directory: Path, key: str, tokens: Sequence[Token], blamed: TokenBlame
-) -> None:
-    shas = list(dict.fromkeys(origin.sha for origin in blamed.origins))
-    index = {sha: number for number, sha in enumerate(shas)}
-    views: dict[str, str] = {}
-    for origin in blamed.origins:
-        if origin.view_sha or origin.sha not in views:
-            views[origin.sha] = origin.view_sha
-    data = {
-        "tokens": [[token.line, token.column, token.text] for token in tokens],
-        "shas": shas,
-        "views": [views[sha] for sha in shas],
-        "origins": [[index[origin.sha], origin.line] for origin in blamed.origins],
-        "commits": {
-            sha: _commit_json(commit)
-            for sha, commit in blamed.commits.items()
-            if sha in index
-        },
-    }
-    _write_json(directory, key, data)
-
-
-def _write_json(directory: Path, key: str, data: object) -> None:
-    """An answer written whole or not at all (a reader never sees half of one), and
-    the answers of this file used least recently removed past RESULTS_PER_FILE."""
-    faults.point("tokens.result")
-    results = directory / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    # A name of its own per writer: the web answers from several threads at once.
-    descriptor, name = tempfile.mkstemp(dir=results, prefix=f".{key}.", suffix=".tmp")
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, separators=(",", ":"))
-        handle.flush()
-        os.fsync(handle.fileno())
-    Path(name).replace(results / f"{key}.json")
-    kept = sorted(results.glob("*.json"), key=_mtime, reverse=True)
-    for old in kept[RESULTS_PER_FILE:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
-
-
-def _commit_json(commit: BlameCommit) -> dict[str, str]:
-    return {
-        "summary": commit.summary,
-        "name": commit.author.name,
-        "email": commit.author.email,
-        "author_date": commit.author_date.isoformat(),
-        "commit_date": commit.commit_date.isoformat(),
-    }
-
-
-def _commit_from_json(item: dict[str, str]) -> BlameCommit:
-    return BlameCommit(
-        sha="",
-        summary=item["summary"],
-        author=Address(item["name"], item["email"]),
-        author_date=datetime.fromisoformat(item["author_date"]),
-        commit_date=datetime.fromisoformat(item["commit_date"]),
-    )
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def prune_cache(settings: Settings, *, keep: Path | None = None) -> None:
-    """The token caches brought within the settings' bound (`[tokens] cache_bytes`),
-    leaving `keep` and every file of a warmed tree (e2g.api.token_warm) alone."""
-    from e2g.api.token_warm import pinned
-
-    root = cache_root(settings)
-    _prune(
-        root,
-        keep=keep,
-        limit=settings.token_cache_bytes,
-        pinned=pinned(root),
-    )
-
-
-def _prune(
-    root: Path,
-    *,
-    keep: Path | None,
-    limit: int = CACHE_BYTES,
-    pinned: frozenset[str] = frozenset(),
-) -> None:
-    """Remove the files' caches used least recently until all fit in `limit`. A
-    cache in use (its lock held) is left alone; one is renamed away before it is
-    removed, so no reader ever sees half of one. The caches named in `pinned` (a
-    warmed tree's) are never removed, though they count."""
-    sizes: list[tuple[float, int, Path]] = []
-    for directory in root.iterdir() if root.is_dir() else ():
-        if directory.name.startswith("."):
-            shutil.rmtree(directory, ignore_errors=True)  # left by a killed prune
-            continue
-        size = sum(
-            item.stat().st_size for item in directory.rglob("*") if item.is_file()
-        )
-        sizes.append(
-            (
-                max(_mtime(directory / "results"), _mtime(directory / "state.json")),
-                size,
-                directory,
-            )
-        )
-    total = sum(size for _, size, _ in sizes)
-    for _, size, directory in sorted(sizes):
-        if total <= limit:
-            return
-        if directory == keep or directory.name in pinned:
-            continue
-        trash = root / f".trash-{directory.name}-{time.monotonic_ns()}"
-        with contextlib.suppress(OSError):
-            directory.rename(trash)
-            shutil.rmtree(trash, ignore_errors=True)
-            total -= size
 
 
 # -- spans --------------------------------------------------------------------------------
