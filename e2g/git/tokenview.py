@@ -27,11 +27,10 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -42,6 +41,7 @@ from e2g.errors import RepoError
 from e2g.git.blame import BlameCommit, parse_blame
 from e2g.git.filehistory import Revision
 from e2g.git.repo import FULL_SHA, Repo
+from e2g.git.tokenmoves import HUNK, MOVE_CONTEXT, moved_lines, short_runs
 from e2g.git.viewimport import VIEW_PATH, fast_import, read_marks
 from e2g.locks import flock_within
 from e2g.model import Address
@@ -54,10 +54,6 @@ WINDOW = 100  # view lines blamed around a token whose origin is looked behind
 SPLIT_TOKENS = 20_000  # a view longer than this is blamed in two halves at once
 _MAX_RANGES = 1000
 LOCK_SECONDS = 600.0  # waiting for another e2g building the same file's history
-MOVE_SCORE = 20
-MOVE_CONTEXT = 3  # lines of context around a change: how far it may slide up
-_WORD = re.compile(rb"[A-Za-z0-9]")
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
 class TokenOrigin(NamedTuple):
@@ -308,7 +304,7 @@ class TokenHistory:
         )
         hunks = [
             (int(m[1]), int(m[2] or b"1"), int(m[3]), int(m[4] or b"1"))
-            for m in _HUNK.finditer(diff)
+            for m in HUNK.finditer(diff)
         ]
         mapped: dict[int, int] = {}  # line here -> line in the parent
         for line in lines:
@@ -377,14 +373,14 @@ class TokenHistory:
         holds fewer, and blame gives the move all its tokens, on the view as by
         lines. A commit's own diff is better evidence than a match anywhere in
         the parent: a change that added exactly what another change of it removed
-        moved that block (`_moved_lines`), however few its letters. Each such
+        moved that block (`moved_lines`), however few its letters. Each such
         token takes the origin of the token it was at the old place (blamed in
         the parent without -M, the moved lines only); followed back through moves
         of moves (bounded), as _look_through does. Only the commits owning a run
-        of tokens short enough for -M to miss (`_short_runs`) have their diffs
+        of tokens short enough for -M to miss (`short_runs`) have their diffs
         read: what git's -M judged stands."""
         views = self.state.reverse()  # not the work tree's own (no view commit)
-        todo: Sequence[int] = _short_runs(origins, texts)
+        todo: Sequence[int] = short_runs([origin.view_sha for origin in origins], texts)
         for _ in range(8):
             by_commit: dict[str, list[int]] = {}
             for index in todo:
@@ -446,7 +442,7 @@ class TokenHistory:
             shas = head.decode("ascii").split()
             if len(shas) != 2:
                 continue  # a root commit or a merge
-            moved = _moved_lines(diff)
+            moved = moved_lines(diff)
             if moved:
                 found[shas[0]] = (shas[1], moved)
         return found
@@ -475,154 +471,6 @@ class TokenHistory:
                         changed = True
             if not changed:
                 return
-
-
-class _Line(NamedTuple):
-    """A line of one side of a diff's change."""
-
-    token: bytes
-    line: int  # in that side's view
-    changed: bool  # removed or added there; False: context around the change
-    change: int  # which change of the diff, from 0
-
-
-_Side = list[_Line]
-
-
-def _moved_lines(diff: bytes) -> dict[int, int]:
-    """In a diff of two views (MOVE_CONTEXT lines of context): the lines of each
-    change that adds nothing but a run of tokens the diff removed elsewhere, in
-    the same order (a block moved whole), each with the line of the old view it
-    repeats.
-
-    The diff aligned everything that stayed in order, so a change whose added
-    tokens all reappear, in order, among those another removed is a moved block.
-    Each removed run is read with the context around it: where the diff could as
-    well have drawn a change a token higher or lower (the `def` before a moved
-    Python function repeats the next function's, the `; }` after a moved C
-    function the previous one's), its choice is arbitrary, and the moved run may
-    begin in the context of the change it left (it must take one removed token at
-    least). A block counts when it holds two tokens or more, a word among them
-    (letters or digits): a lone `;` or `) ;` met in two changes is no move. A
-    change that also adds new tokens is not a block moved whole: git's -M judges
-    those (by their 20 letters and digits)."""
-    changes = list(_changes(diff))
-    removed = [sum(line.changed for line in old_side) for old_side, _ in changes]
-    # Every change's old side, one token a line, the changes apart (a NUL line
-    # never is a token): a run is found by one substring search, not a diff.
-    sources: list[_Line | None] = []
-    for old_side, _ in changes:
-        sources += [None, *old_side]
-    sources.append(None)
-    hay = b"\n".join(b"\0" if line is None else line.token for line in sources)
-    found: dict[int, int] = {}
-    for _, new_side in changes:
-        block = [line for line in new_side if line.changed]
-        score = sum(len(_WORD.findall(line.token)) for line in block)
-        if len(block) < 2 or not 0 < score < MOVE_SCORE:
-            continue
-        needle = b"\n" + b"\n".join(line.token for line in block) + b"\n"
-        at = hay.find(needle)
-        while at != -1:
-            first = hay.count(b"\n", 0, at) + 1  # the index in sources
-            run = sources[first : first + len(block)]
-            if _whole(run, removed):
-                found.update(
-                    (target.line, source.line)
-                    for source, target in zip(run, block, strict=True)
-                    if source is not None
-                )
-                break
-            at = hay.find(needle, at + 1)
-    return found
-
-
-def _short_runs(origins: Sequence[TokenOrigin], texts: Sequence[str]) -> list[int]:
-    """The tokens of each run of consecutive tokens blamed on one commit that is
-    short enough for git's -M to miss it had it moved (two tokens or more, fewer
-    than MOVE_SCORE letters and digits): only their commits' diffs are read (a
-    commit's diff costs git a diff of the whole view; git-p4.py has 425 commits
-    owning tokens)."""
-    found: list[int] = []
-    start = 0
-    for index in range(1, len(origins) + 1):
-        if index < len(origins) and origins[index].view_sha == origins[start].view_sha:
-            continue
-        score = sum(len(_WORD.findall(text.encode())) for text in texts[start:index])
-        if index - start >= 2 and 0 < score < MOVE_SCORE:
-            found += range(start, index)
-        start = index
-    return found
-
-
-def _whole(run: Sequence[_Line | None], removed: Sequence[int]) -> bool:
-    """Whether `run` (of one change's old side) is all that change removed, drawn
-    a few tokens higher or lower (some of its context in, as many of its removed
-    tokens out): then its tokens moved, and nothing else of that change did."""
-    lines = [line for line in run if line is not None]
-    return (
-        len(lines) == len(run)
-        and any(line.changed for line in lines)
-        and len({line.change for line in lines}) == 1
-        and len(lines) == removed[lines[0].change]
-    )
-
-
-def _changes(diff: bytes) -> Iterator[tuple[_Side, _Side]]:
-    """Each change of a unified diff (its removed and added lines, one run), each
-    side with the context lines before and after it in that side's view."""
-    # (kind, token, old line, new line) of each line of the diff's hunks
-    items: list[tuple[bytes, bytes, int, int]] = []
-    old_line = new_line = 0
-    for raw in diff.split(b"\n"):
-        hunk = _HUNK.match(raw)
-        kind, text = raw[:1], raw[1:]
-        if hunk is not None:
-            old_line, new_line = int(hunk[1]), int(hunk[3])
-            items.append((b"@", b"", 0, 0))
-        elif kind == b" ":
-            items.append((kind, text, old_line, new_line))
-            old_line, new_line = old_line + 1, new_line + 1
-        elif kind == b"-" and not raw.startswith(b"--- "):
-            items.append((kind, text, old_line, 0))
-            old_line += 1
-        elif kind == b"+" and not raw.startswith(b"+++ "):
-            items.append((kind, text, 0, new_line))
-            new_line += 1
-    index = number = 0
-    while index < len(items):
-        if items[index][0] not in (b"-", b"+"):
-            index += 1
-            continue
-        end = index
-        while end < len(items) and items[end][0] in (b"-", b"+"):
-            end += 1
-        before = _context(reversed(items[:index]))[::-1]
-        after = _context(items[end:])
-        change = items[index:end]
-        yield (
-            [_Line(t, o, False, number) for t, o, _ in before]
-            + [_Line(t, o, True, number) for kind, t, o, _ in change if kind == b"-"]
-            + [_Line(t, o, False, number) for t, o, _ in after],
-            [_Line(t, n, False, number) for t, _, n in before]
-            + [_Line(t, n, True, number) for kind, t, _, n in change if kind == b"+"]
-            + [_Line(t, n, False, number) for t, _, n in after],
-        )
-        index = end
-        number += 1
-
-
-def _context(
-    items: Iterable[tuple[bytes, bytes, int, int]],
-) -> list[tuple[bytes, int, int]]:
-    """The context lines (token, old line, new line) at the start of `items`, up to
-    MOVE_CONTEXT, stopping at a hunk's start or a change."""
-    found: list[tuple[bytes, int, int]] = []
-    for kind, text, old_line, new_line in items:
-        if kind != b" " or len(found) == MOVE_CONTEXT:
-            break
-        found.append((text, old_line, new_line))
-    return found
 
 
 def _blame_parts(git_dir: Path, arguments: Sequence[str], tokens: int) -> bytes:
