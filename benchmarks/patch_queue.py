@@ -20,9 +20,7 @@ and answered "unknown".
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.gen_archive import generate  # noqa: E402
+from benchmarks.runs import e2g_seconds as _e2g  # noqa: E402
 from e2g import config  # noqa: E402
 from e2g.api.basis import open_store  # noqa: E402
 from e2g.api.core import ingest  # noqa: E402
@@ -41,22 +40,6 @@ from e2g.index.store import QueueFilter  # noqa: E402
 
 DERIVE_TARGET = 5.0
 LIST_TARGET = 0.150
-
-
-def _e2g(data: Path, *args: str) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "e2g", "--data-dir", str(data), "-q", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"e2g {' '.join(args)} failed: {done.stderr.strip()}")
-    return elapsed
 
 
 def _median(times: list[float]) -> str:

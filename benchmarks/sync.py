@@ -14,9 +14,7 @@ Prints the median and the spread of each against the 2 s target of issue 24.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,25 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test helpers build and serve the inboxes
 
+from benchmarks.runs import e2g_seconds as _e2g  # noqa: E402
 from tests.ingest.inbox_server import Server, Site  # noqa: E402
 
 TARGET_SECONDS = 2.0
-
-
-def _e2g(data: Path, *args: str) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "e2g", "--data-dir", str(data), "-q", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"e2g {' '.join(args)} failed: {done.stderr.strip()}")
-    return elapsed
 
 
 def _build(root: Path, inboxes: int, epochs: int) -> tuple[Site, list[str]]:
