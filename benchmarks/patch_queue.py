@@ -20,7 +20,9 @@ and answered "unknown".
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -110,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         times = [_e2g(data, "patches", *extra) for _ in range(args.rounds)]
         verdict = "under" if statistics.median(times) < LIST_TARGET else "OVER"
         print(f"{label}: {_median(times)}; {verdict} 150 ms")
+    for label, url, took in _pages(data, args.rounds):
+        verdict = "under" if statistics.median(took) < LIST_TARGET else "OVER"
+        print(f"GET {url} ({label}): {_median(took)}; {verdict} 150 ms")
     if args.keep or args.data:
         print(f"data dir: {data}")
     else:
@@ -117,6 +122,59 @@ def main(argv: list[str] | None = None) -> int:
 
         shutil.rmtree(work)
     return 0
+
+
+PAGES = (
+    ("the default filter, first page", "/patches"),
+    ("every state, page 50", "/patches?state=all&page=50"),
+    ("a person's", "/patches?state=all&from=jens"),
+    ("the feed", "/patches.atom?state=all"),
+)
+
+
+def _pages(data: Path, rounds: int) -> list[tuple[str, str, list[float]]]:
+    """Each of PAGES asked `rounds` times of an `e2g serve` in its own process, on
+    loopback, after one warm-up request each: (label, URL, seconds per request)."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "e2g", "--data-dir", str(data), "serve"]
+        + ["--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def get(url: str) -> float:
+        started = time.perf_counter()
+        with urllib.request.urlopen(base + url, timeout=60) as response:
+            response.read()
+        return time.perf_counter() - started
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                get("/static/style.css")
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("e2g serve did not answer") from None
+                time.sleep(0.2)
+        found = []
+        for label, url in PAGES:
+            get(url)
+            found.append((label, url, [get(url) for _ in range(rounds)]))
+        return found
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

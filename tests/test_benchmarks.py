@@ -255,6 +255,8 @@ def test_patch_queue_prints_every_figure_at_a_tiny_size(tmp_path: Path) -> None:
         "derive every patch: median",
         "refresh with nothing new: median",
         "listing.patches (default states, 100 rows): median",
+        "GET /patches (the default filter, first page): median",
+        "GET /patches.atom?state=all (the feed): median",
         "listing.patches (--from, 100 rows): median",
         "e2g patches: median",
         "e2g patches --json: median",
