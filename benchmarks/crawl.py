@@ -381,9 +381,8 @@ def clients_plan(
             ("patchwork", f"/api/1.3/patches/?msgid={mid}"),
         ]
     # Patchwork's ids are e2g's: a patch's is its message seq, a series' its row.
-    for number in rnd.sample(
-        range(1, max(2, len(messages))), min(count, len(messages))
-    ):
+    ids = range(1, len(messages) + 1)
+    for number in rnd.sample(ids, min(count, len(ids))):
         urls += [
             ("patchwork-id", f"/api/1.3/patches/{number}/"),
             ("patchwork-id", f"/api/1.3/patches/{number}/mbox/"),
