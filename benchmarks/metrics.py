@@ -20,7 +20,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,25 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.gen_archive import generate  # noqa: E402
+from benchmarks.runs import finish, generated_list, list_options  # noqa: E402
 from e2g import config  # noqa: E402
-from e2g.api.core import ingest, open_store  # noqa: E402
+from e2g.api.core import open_store  # noqa: E402
 from e2g.api.metrics import Query, metrics  # noqa: E402
 
 TARGET = 5.0
 MILLION = 1_000_000
-
-
-def _build(data: Path, messages: int) -> None:
-    archive = data.parent / "metrics.mbox"
-    generate(archive, messages, seed=1)
-    settings = config.resolve(data_dir=data, env={}, home=data.parent)
-    started = time.perf_counter()
-    ingest(settings, [str(archive)])
-    print(
-        f"ingest of {messages:,} messages (queue derived at its end): "
-        f"{time.perf_counter() - started:.1f} s"
-    )
 
 
 def _timed(settings: config.Settings, query: Query, rounds: int) -> tuple[float, int]:
@@ -86,15 +73,9 @@ def _peak_rss(data: Path, env: dict[str, str]) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=35_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--data", type=Path, help="a data dir a run kept")
-    parser.add_argument("--keep", action="store_true", help="keep the data dir")
+    list_options(parser, rounds=3)
     args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="e2g-metrics-"))
-    data = args.data or work / "data"
-    if args.data is None:
-        _build(data, args.messages)
+    work, data = generated_list(args, "e2g-metrics-")
     settings = config.resolve(data_dir=data, env={}, home=work)
     with open_store(settings) as store:
         messages = store.max_seq()
@@ -133,12 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{slowest * scale:,.1f} s for the slowest choice, "
         f"{base + (peak - base) * scale:,.0f} MB"
     )
-    import shutil
-
-    if args.keep or args.data:
-        print(f"data dir: {data}")
-    if not args.keep:
-        shutil.rmtree(work)  # with --data, an empty work dir
+    finish(work, data, args)
     return 0
 
 

@@ -24,18 +24,16 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.gen_archive import generate  # noqa: E402
 from benchmarks.runs import e2g_seconds as _e2g  # noqa: E402
+from benchmarks.runs import finish, generated_list, list_options  # noqa: E402
 from e2g import config  # noqa: E402
 from e2g.api.basis import open_store  # noqa: E402
-from e2g.api.core import ingest  # noqa: E402
 from e2g.api.queue import listing  # noqa: E402
 from e2g.api.queue.refresh import refresh  # noqa: E402
 from e2g.index.store import QueueFilter  # noqa: E402
@@ -51,30 +49,11 @@ def _median(times: list[float]) -> str:
     )
 
 
-def _build(data: Path, messages: int) -> None:
-    archive = data.parent / "queue.mbox"
-    generate(archive, messages, seed=1)
-    settings = config.resolve(data_dir=data, env={}, home=data.parent)
-    started = time.perf_counter()
-    ingest(settings, [str(archive)])
-    print(
-        f"ingest of {messages:,} messages (queue derived at its end): "
-        f"{time.perf_counter() - started:.1f} s"
-    )
-    archive.unlink()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=35_000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--data", type=Path, help="a data dir a run kept")
-    parser.add_argument("--keep", action="store_true", help="keep the data dir")
+    list_options(parser, rounds=5)
     args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="e2g-queue-"))
-    data = args.data or work / "data"
-    if args.data is None:
-        _build(data, args.messages)
+    work, data = generated_list(args, "e2g-queue-")
     settings = config.resolve(data_dir=data, env={}, home=work)
     with open_store(settings) as store:
         counts = store.queue_state_counts()
@@ -115,12 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, url, took in _pages(data, args.rounds):
         verdict = "under" if statistics.median(took) < LIST_TARGET else "OVER"
         print(f"GET {url} ({label}): {_median(took)}; {verdict} 150 ms")
-    if args.keep or args.data:
-        print(f"data dir: {data}")
-    else:
-        import shutil
-
-        shutil.rmtree(work)
+    finish(work, data, args)
     return 0
 
 
