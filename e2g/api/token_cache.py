@@ -212,6 +212,27 @@ def prune_cache(settings: Settings, *, keep: Path | None = None) -> None:
     )
 
 
+def _size(directory: Path) -> int:
+    """The bytes of the files under `directory`, as they are now: another process
+    writes its cache beside this one (a temporary file made and renamed or removed
+    between the listing and the stat), so a file or folder gone meanwhile counts
+    as nothing."""
+    total = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                total += _size(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                total += entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+    return total
+
+
 def _prune(
     root: Path,
     *,
@@ -228,9 +249,7 @@ def _prune(
         if directory.name.startswith("."):
             shutil.rmtree(directory, ignore_errors=True)  # left by a killed prune
             continue
-        size = sum(
-            item.stat().st_size for item in directory.rglob("*") if item.is_file()
-        )
+        size = _size(directory)
         sizes.append(
             (
                 max(_mtime(directory / "results"), _mtime(directory / "state.json")),
