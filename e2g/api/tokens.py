@@ -40,6 +40,7 @@ from e2g.config import Settings
 from e2g.errors import E2gError, NotFound, UsageError
 from e2g.git.blame import Blame, BlameCommit
 from e2g.git.filehistory import file_history
+from e2g.git.lineblame import line_blame
 from e2g.git.repo import UNCOMMITTED, Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, TokenHistory, TokenOrigin
 from e2g.git.treehistory import History
@@ -327,16 +328,20 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     found = read_result(directory, key)
     if found is not None:
         return found
+    revisions, tip = walked or file_history(repository, sha, path)
+    if tip is None:
+        raise NotFound(f"no commit up to {sha[:12]} has {path}")
     # Line blame runs beside the view's work (a thread waiting on its own git):
-    # on 2 cores the cold answer costs the view's time, not the sum.
+    # on 2 cores the cold answer costs the view's time, not the sum. It walks the
+    # file's own history, known now (git.git: 0.02 s for a file of 30 revisions,
+    # where the walk of every commit costs 0.9 s).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        lines = pool.submit(
-            repository.blame, None if contents is not None else sha, path
+        lines = (
+            pool.submit(repository.blame, None, path)
+            if contents is not None
+            else pool.submit(line_blame, repository, sha, path, (revisions, tip))
         )
         tokens = lexer.tokens(text)
-        revisions, tip = walked or file_history(repository, sha, path)
-        if tip is None:
-            raise NotFound(f"no commit up to {sha[:12]} has {path}")
         view = (
             None
             if contents is None

@@ -33,6 +33,8 @@ class BlameLine(NamedTuple):
 class Blame(NamedTuple):
     lines: tuple[BlameLine, ...]
     commits: tuple[BlameCommit, ...]  # each once, in order of first appearance
+    # (sha, path) of every origin: the path the lines had in that commit
+    paths: frozenset[tuple[str, str]] = frozenset()
 
 
 def parse_blame(output: bytes) -> Blame:
@@ -41,6 +43,7 @@ def parse_blame(output: bytes) -> Blame:
     itself after a tab. Text is decoded for display (invalid UTF-8 replaced)."""
     lines: list[BlameLine] = []
     fields: dict[str, dict[str, str]] = {}
+    paths: set[tuple[str, str]] = set()
     sha, number, original = "", 0, 0
     for raw in output.split(b"\n"):
         if raw.startswith(b"\t"):
@@ -53,10 +56,13 @@ def parse_blame(output: bytes) -> Blame:
             sha, number, original = words[0], int(numbers[1]), int(numbers[0])
             fields.setdefault(sha, {})
         elif sha and len(words) == 2:
+            if words[0] == "filename":  # after each group whose commit had several
+                paths.add((sha, words[1]))
             fields[sha].setdefault(words[0], words[1])
     return Blame(
         lines=tuple(lines),
         commits=tuple(_blame_commit(sha, known) for sha, known in fields.items()),
+        paths=frozenset(paths),
     )
 
 

@@ -394,7 +394,12 @@ class Repo:
         return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
     def blame(
-        self, rev: str | None, path: str, *, lines: tuple[int, int] | None = None
+        self,
+        rev: str | None,
+        path: str,
+        *,
+        lines: tuple[int, int] | None = None,
+        ancestry: Path | None = None,
     ) -> blame.Blame:
         """One `git blame --porcelain -w -M -C` of `path` at `rev` (None: the work
         tree, where uncommitted lines have the all-zero sha).
@@ -402,8 +407,11 @@ class Repo:
         `.git-blame-ignore-revs` is honoured as git does it, plus what GitHub does:
         git applies the config `blame.ignoreRevsFile` itself; when it is unset and
         the file exists at the top of the work tree, it is passed as
-        `--ignore-revs-file`."""
+        `--ignore-revs-file`. `ancestry`: a file of grafts (`-S`: "COMMIT
+        PARENT..." lines) the walk takes instead of the commits' own parents."""
         arguments = ["blame", "--porcelain", "-w", "-M", "-C"]
+        if ancestry is not None:
+            arguments += ["-S", str(ancestry)]
         arguments += self._ignore_revs()
         if lines is not None:
             arguments.append(f"-L{lines[0]},{lines[1]}")

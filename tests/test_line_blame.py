@@ -1,0 +1,106 @@
+"""Line blame along a file's own history (e2g.git.lineblame) gives `git blame -w -M
+-C`'s answer byte for byte: grafted where the history allows it, the full walk
+where lines came from another file's history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2g.git.blame import Blame
+from e2g.git.filehistory import file_history
+from e2g.git.lineblame import line_blame
+from e2g.git.repo import Repo
+from tests.conftest import git
+from tests.test_token_warm import Builder, body, build_tangled
+
+
+class Spy:
+    """Repo.blame's calls: whether each walked grafts."""
+
+    def __init__(self, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.grafted: list[bool] = []
+        real = Repo.blame
+
+        def blame(self_: Repo, rev: str | None, path: str, **options: object) -> Blame:
+            self.grafted.append(options.get("ancestry") is not None)
+            return real(self_, rev, path, **options)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Repo, "blame", blame)
+
+
+def test_every_file_of_a_tangled_history_blames_as_the_full_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Merges (one taking a file from its second parent, `-s ours`, an octopus,
+    criss-cross), a rename, a copy, a file deleted and added back: at HEAD and
+    before, every file's grafted blame equals git's own, lines, commits and paths;
+    and most files never needed the full walk."""
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    spy = Spy(opened, monkeypatch)
+    answered = 0
+    for rev in ("HEAD", "HEAD~3", "HEAD^2", "HEAD~6"):
+        head = opened.resolve(rev)
+        names = git(repo.root, "ls-tree", "-r", "--name-only", head).split()
+        for path in names:
+            history = file_history(opened, head, path)
+            spy.grafted.clear()
+            found = line_blame(opened, head, path, history)
+            answered += spy.grafted == [True]
+            assert found == _full(opened, head, path), (rev, path)
+    assert answered >= 20
+
+
+def _full(repo: Repo, head: str, path: str) -> Blame:
+    """git's own walk, without grafts (the spy records it, harmlessly)."""
+    return Repo.blame(repo, head, path)
+
+
+def test_lines_copied_from_another_file_take_the_full_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A function moved from b.c into a.c, whose lines in b.c an older commit
+    edited: -C follows them into b.c's history, which the grafts skip (the commits
+    between that changed only b.c): the answer names b.c's own commit, as git's
+    full walk does, because the grafted answer is thrown away."""
+    repo = Builder(tmp_path / "repo")
+    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
+    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
+    repo.commit("a only", {"a.c": body("a", 21)})
+    edited = moved.replace("* 7 + 3", "* 7 + 4")
+    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
+    for n in range(5):
+        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
+    mover = repo.commit(
+        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
+    )
+    opened = Repo.open(repo.root)
+    spy = Spy(opened, monkeypatch)
+    head = opened.resolve("HEAD")
+    found = line_blame(opened, head, "a.c", file_history(opened, head, "a.c"))
+    assert spy.grafted == [True, False]  # grafted, thrown away, walked
+    assert found == _full(opened, head, "a.c")
+    by_text = {line.text: line.sha for line in found.lines}
+    assert by_text["\treturn value * 7 + 4;"] == editor
+    assert mover not in {by_text["{"], by_text["}"]}
+    assert (editor, "b.c") in found.paths
+
+
+def test_a_file_of_one_revision_walks_two_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written once, under many later commits that never touched it: the
+    blamed commit is grafted onto the file's one revision; the answer is git's."""
+    repo = Builder(tmp_path / "repo")
+    first = repo.commit("once", {"once.c": body("once", 5)})
+    for n in range(30):
+        repo.commit(f"later {n}", {"busy.c": body("busy", n + 1)})
+    opened = Repo.open(repo.root)
+    spy = Spy(opened, monkeypatch)
+    head = opened.resolve("HEAD")
+    found = line_blame(opened, head, "once.c", file_history(opened, head, "once.c"))
+    assert spy.grafted == [True]
+    assert {line.sha for line in found.lines} == {first}
+    assert found == _full(opened, head, "once.c")
