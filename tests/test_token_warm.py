@@ -18,7 +18,7 @@ import pytest
 from e2g import config
 from e2g.git.filehistory import file_history
 from e2g.git.repo import Repo
-from e2g.git.treehistory import tree_histories
+from e2g.git.treehistory import touched_since, tree_histories
 from tests.conftest import SAMPLE_ARCHIVES, git, sample_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -439,3 +439,33 @@ def test_sizes_read_with_units() -> None:
     assert config.parse_size("1000") == 1000
     with pytest.raises(Exception, match="bad size"):
         config.parse_size("lots")
+
+
+def test_paths_no_commit_touched_keep_their_history(tmp_path: Path) -> None:
+    """touched_since: from any commit to a later one on its first-parent line,
+    every path it leaves out has the same newest revision and history at both
+    (so a warm carries it without a walk); a side branch that changed a file and
+    changed it back still names it; a commit off the first-parent line gives None."""
+    repo = build_tangled(tmp_path / "repo")
+    git(repo.root, "checkout", "-q", "-b", "back", "HEAD")
+    original = (repo.root / "d.c").read_text()
+    repo.commit("d changed", {"d.c": original + "int x;\n"})
+    repo.commit("d back", {"d.c": original})
+    git(repo.root, "checkout", "-q", "main")
+    repo.commit("main e", {"e.c": body("e", 4)})
+    repo.merge("back")
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
+    line = git(repo.root, "rev-list", "--first-parent", head).split()
+    for old in line[1:8]:
+        touched = touched_since(opened, old, head)
+        assert touched is not None
+        for path in git(repo.root, "ls-tree", "-r", "--name-only", old).split():
+            if path not in touched:
+                assert _shape(file_history(opened, head, path)) == _shape(
+                    file_history(opened, old, path)
+                ), (old, path)
+    assert "d.c" in (touched_since(opened, line[2], head) or set())
+    side = opened.resolve("HEAD^2")
+    assert touched_since(opened, side, head) is None  # a second parent's line
+    assert touched_since(opened, head, head) == set()

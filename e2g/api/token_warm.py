@@ -49,7 +49,7 @@ from e2g.errors import E2gError, RepoError, UsageError
 from e2g.git.repo import Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, cache_key
 from e2g.git.treefiles import TreeFile, tree_files
-from e2g.git.treehistory import History, tree_histories
+from e2g.git.treehistory import History, touched_since, tree_histories
 from e2g.tokens.lex import Token, lexer_for
 
 MANIFEST_FORMAT = 1
@@ -120,6 +120,7 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         run.before = read_manifest(run.place)  # as it is now that the lock is ours
         _write_pins(run.place, run.dirs.values())
         run.read_cached()
+        run.carry_untouched()
         histories = run.walk()
         run.carry()
         tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
@@ -211,6 +212,37 @@ class _Warm:
                 self.skipped[path] = "no commit has it"
                 self.tell(path, "skipped")
         return histories
+
+    def carry_untouched(self) -> None:
+        """Files no commit since the warm before touched (the repository moved
+        forward along its first parents): copied without walking their history
+        (git.git: the walk of 4,845 files 41 s, of the 150 that 100 commits
+        touched about 12 s)."""
+        before = self.before
+        if before is None or before.ignore != self.ignore or before.rev == self.sha:
+            return
+        try:
+            touched = touched_since(self.repository, before.rev, self.sha)
+        except E2gError:
+            touched = None  # the revision before is gone (a rewritten branch)
+        if touched is None:
+            return
+        for path in sorted(self.todo - touched):
+            if path in before.skipped:  # a binary, found by its bytes before
+                self.skipped[path] = before.skipped[path]
+                self.tips.setdefault(path, None)
+                self.todo.remove(path)
+                self.tell(path, "skipped")
+                continue
+            entry = before.files.get(path)
+            tip = entry[1] if entry is not None else None
+            carried = _carry(self.root, before, path, tip, self.sha, self.ignore)
+            if carried is not None:
+                self.tips[path] = tip
+                self.summaries[path] = carried
+                self.todo.remove(path)
+                self.report.carried += 1
+                self.tell(path, "carried")
 
     def carry(self) -> None:
         """Files whose history did not change since the warm before: copied."""

@@ -110,6 +110,40 @@ def tree_histories(
     }
 
 
+def touched_since(repo: Repo, old: str, new: str) -> set[str] | None:
+    """Every path a commit between `old` and `new` changed against any of its
+    parents (`git log -m --raw old..new`), when `old` is on `new`'s first-parent
+    line: any other path's history is the same at both, its newest revision
+    too (from `new`, git's simplification follows TREESAME first parents down to
+    `old`). None when `old` is not there (a rewound or rebased branch)."""
+    chain = repo._check(  # noqa: SLF001 - e2g.git's own runner
+        ["rev-list", "--first-parent", "--parents", new, f"^{old}", "--"],
+        revs=[new, old],
+    ).split(b"\n")
+    oldest = [line.split() for line in chain if line.strip()]
+    if old != new and (not oldest or oldest[-1][1:2] != [old.encode("ascii")]):
+        return None  # not reached by first parents: not a simple advance
+    found: set[str] = set()
+    arguments = [
+        "log",
+        "-m",
+        "--no-renames",
+        "--raw",
+        "-r",
+        "-z",
+        "--no-abbrev",
+        "--format=%x01",
+        "--end-of-options",
+        new,
+        f"^{old}",
+        "--",
+    ]
+    with repo.streamed(arguments, revs=[new, old]) as output:
+        for record in _records(output):
+            found.update(path for _, path in _raw_entries(record.split(b"\x00")))
+    return found
+
+
 class _Files:
     """What file_history keeps per file, for every file at once."""
 
