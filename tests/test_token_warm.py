@@ -259,6 +259,13 @@ def test_a_warm_tree_answers_every_file_as_single_file_use_does(
     single = fresh_data(settings, tmp_path / "single")
     for path in files:
         assert token_json(warmed, repo, path) == token_json(single, repo, path), path
+    # A single file read through the commit-graph the warm wrote (e2g.git.lens):
+    # the same answer.
+    lensed = fresh_data(settings, tmp_path / "lensed")
+    shutil.copytree(warmed / "token-lens", lensed / "token-lens")
+    assert list((lensed / "token-lens").glob("*/objects/info/commit-graph"))
+    for path in files[:10]:
+        assert token_json(lensed, repo, path) == token_json(single, repo, path), path
     # The work tree's files are HEAD's: `blame --tokens FILE` reads the same answers.
     answers = sorted((warmed / "tokens").glob("*/results/*.json"))
     worktree = e2g(warmed, repo, "blame", "mm/frob_alloc.c", "--tokens", "--json")

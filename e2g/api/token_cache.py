@@ -25,6 +25,7 @@ from e2g import faults
 from e2g.config import Settings
 from e2g.errors import UsageError
 from e2g.git.blame import BlameCommit
+from e2g.git.lens import lens_directory, open_lens
 from e2g.git.repo import Repo
 from e2g.git.tokenview import TokenBlame, TokenOrigin, cache_key
 from e2g.model import Address
@@ -34,6 +35,7 @@ CACHE_BYTES = 1 << 30  # the default of the token caches' bound, all files toget
 RESULTS_PER_FILE = 64  # answers kept per file (32 revisions: tokens and spans)
 RESULT_FORMAT = 3
 TREES = "token-trees"  # beside the caches' directory: the warmed trees' records
+LENSES = "token-lens"  # beside it too: each repository's commit-graph (e2g.git.lens)
 
 
 def file_cache(settings: Settings, repository: Repo, path: str, lexer: Lexer) -> Path:
@@ -41,6 +43,13 @@ def file_cache(settings: Settings, repository: Repo, path: str, lexer: Lexer) ->
     written (a read-only mount that `e2g serve` reads), under a private directory
     of the user's in the system's temp dir, so the answer is still made."""
     return cache_root(settings) / cache_key(repository, path, lexer)
+
+
+def history_reader(settings: Settings, repository: Repo) -> Repo:
+    """`repository`, reading its file histories through the commit-graph a warm
+    wrote for it (e2g.git.lens), where there is one."""
+    root = cache_root(settings).parent / LENSES
+    return open_lens(lens_directory(root, repository), repository)
 
 
 def cache_root(settings: Settings) -> Path:

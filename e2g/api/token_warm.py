@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from e2g import faults
-from e2g.api.token_cache import TREES, cache_root, prune_cache, read_result
+from e2g.api.token_cache import LENSES, TREES, cache_root, prune_cache, read_result
 from e2g.api.tokens import spans_key, token_origins, write_spans
 from e2g.config import Settings
 from e2g.errors import E2gError, RepoError, UsageError
+from e2g.git.lens import lens_directory, write_lens
 from e2g.git.repo import Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, cache_key
 from e2g.git.treefiles import TreeFile, tree_files
@@ -117,6 +118,10 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         )
     run = _Warm(settings, repository, sha, listed, progress)
     with _warming(run.place, repository):
+        # The graph single files' histories are read through (git.git: 6 s once).
+        write_lens(
+            lens_directory(run.root.parent / LENSES, repository), repository, [sha]
+        )
         run.before = read_manifest(run.place)  # as it is now that the lock is ours
         _write_pins(run.place, run.dirs.values())
         run.read_cached()

@@ -30,6 +30,7 @@ from e2g.api.token_cache import (
     commit_from_json,
     commit_json,
     file_cache,
+    history_reader,
     prune_cache,
     read_result,
     result_key,
@@ -142,7 +143,7 @@ def token_history(  # noqa: PLR0913 - options are keyword-only
     lexer = lexer_for(path)
     tokens = lexer.tokens(text)
     index = _token_at(tokens, line, column, path=path)
-    revisions, tip = file_history(repository, sha, path)
+    revisions, tip = file_history(history_reader(settings, repository), sha, path)
     if tip is None:
         raise NotFound(f"no commit up to {sha[:12]} has {path}")
     with TokenHistory(
@@ -328,7 +329,9 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     found = read_result(directory, key)
     if found is not None:
         return found
-    revisions, tip = walked or file_history(repository, sha, path)
+    revisions, tip = walked or file_history(
+        history_reader(settings, repository), sha, path
+    )
     if tip is None:
         raise NotFound(f"no commit up to {sha[:12]} has {path}")
     # Line blame runs beside the view's work (a thread waiting on its own git):

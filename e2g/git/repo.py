@@ -10,6 +10,7 @@ the streaming reader in `e2g.git.commits`, their diffs cut and identified in
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -63,6 +64,24 @@ class Repo:
         self._root = root
         self._git_dir = git_dir
         self._common_dir = common_dir
+        self._env: dict[str, str] | None = None  # None: the process's own
+
+    def with_alternate(self, objects: Path) -> Repo:
+        """The same repository, its git commands also reading the object directory
+        `objects` (an alternate: e2g.git.lens keeps a commit-graph there)."""
+        copy = Repo(root=self._root, git_dir=self._git_dir, common_dir=self._common_dir)
+        env = dict(self._env if self._env is not None else os.environ)
+        known = env.get(_ALTERNATES)
+        env[_ALTERNATES] = f"{known}{os.pathsep}{objects}" if known else str(objects)
+        copy._env = env
+        return copy
+
+    def run_quietly(self, arguments: Sequence[str], *, data: bytes = b"") -> bool:
+        """git `arguments` run for its effect: whether it succeeded."""
+        try:
+            return self._run(arguments, data=data).returncode == 0
+        except RepoError:
+            return False
 
     @classmethod
     def open(cls, path: Path) -> Repo:
@@ -306,6 +325,7 @@ class Repo:
                     stdin=stdin,
                     stdout=subprocess.PIPE,
                     stderr=errors,
+                    env=self._env,
                 )
             except FileNotFoundError as error:
                 raise RepoError("git not found on PATH") from error
@@ -344,7 +364,11 @@ class Repo:
     ) -> subprocess.CompletedProcess[bytes]:
         try:
             return subprocess.run(
-                self.command(arguments), input=data, capture_output=True, check=False
+                self.command(arguments),
+                input=data,
+                capture_output=True,
+                check=False,
+                env=self._env,
             )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error
@@ -495,6 +519,7 @@ class Repo:
 
 
 _IGNORE_REVS = ".git-blame-ignore-revs"
+_ALTERNATES = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
 _BINARY_PROBE = 8000  # bytes git looks at to call a file binary
 
 
