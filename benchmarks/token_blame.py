@@ -19,10 +19,15 @@ the share of tokens whose commit is not the one line blame gives their line. Bot
 read the same throwaway history the command uses (no mail needed).
 
 The data dir holds the bundled sample's mail (a tiny store: blame needs one), so
-reviews are looked up as a user's would be, just rarely found.
+reviews are looked up as a user's would be, just rarely found. `--graph` writes the
+repository's commit-graph into it first, as `e2g tokens warm` or `e2g sync` leave
+it (e2g.git.lens): cold then means the file's token history is not there, its
+history is read through the graph. `--random N` blames N random C files of HEAD
+(`--seed`) and prints their total too.
 
     python benchmarks/token_blame.py --repo /path/to/git.git [--rounds 3] [--compare]
     python benchmarks/token_blame.py --repo REPO --file t/test-lib.sh --file git-p4.py --compare
+    python benchmarks/token_blame.py --repo REPO --random 20 --rounds 1 [--graph]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import random
 import resource
 import shutil
 import statistics
@@ -77,6 +83,18 @@ def run_file(repo: Path, path: str, data: Path, rounds: int) -> dict[str, float]
     }
 
 
+def write_graph(repo_path: Path, data: Path) -> None:
+    """The commit-graph `e2g tokens warm` writes into the data dir (not timed)."""
+    from e2g.api.token_cache import LENSES
+    from e2g.git.lens import lens_directory, write_lens
+    from e2g.git.repo import Repo
+
+    repo = Repo.open(repo_path)
+    started = time.perf_counter()
+    assert write_lens(lens_directory(data / LENSES, repo), repo, [repo.resolve("HEAD")])
+    print(f"commit-graph written in {time.perf_counter() - started:.1f} s (not timed)")
+
+
 def compare(repo_path: Path, path: str, data: Path) -> tuple[float, float, int, int]:
     """(share of lines with tokens of several commits, share of tokens whose commit
     differs from line blame's, lines, tokens)."""
@@ -120,8 +138,23 @@ def main() -> int:
         "--compare", action="store_true", help="also token vs line blame shares"
     )
     parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--random", type=int, default=0, help="N random C files")
+    parser.add_argument("--seed", type=int, default=20)
+    parser.add_argument(
+        "--graph", action="store_true", help="with the commit-graph a warm writes"
+    )
     options = parser.parse_args()
-    files = options.file or ["apply.c", "diff.c"]
+    files = list(options.file or ([] if options.random else ["apply.c", "diff.c"]))
+    if options.random:
+        tree = subprocess.run(
+            ["git", "ls-tree", "-r", "--name-only", "HEAD"],
+            cwd=options.repo,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        c_files = sorted(path for path in tree if path.endswith(".c"))
+        files += random.Random(options.seed).sample(c_files, options.random)
     compileall.compile_dir(str(ROOT / "e2g"), quiet=1)  # as installing e2g would
     with tempfile.TemporaryDirectory() as scratch:
         data = Path(scratch) / "data"
@@ -138,17 +171,27 @@ def main() -> int:
             ],
             check=True,
         )
+        if options.graph:
+            write_graph(options.repo, data)
         if not options.skip_timing:
             print(
                 f"{'file':<24} {'git blame':>10} {'cold':>8} {'ratio':>6} {'cached':>8} {'peak MB':>8}"
             )
+            totals = [0.0, 0.0]
             for path in files:
                 found = run_file(options.repo, path, data, options.rounds)
                 ratio = found["cold"] / found["git blame -w -M -C"]
+                totals[0] += found["git blame -w -M -C"]
+                totals[1] += found["cold"]
                 print(
-                    f"{path:<24} {found['git blame -w -M -C']:>9.2f}s {found['cold']:>7.2f}s "
+                    f"{path[-24:]:<24} {found['git blame -w -M -C']:>9.2f}s {found['cold']:>7.2f}s "
                     f"{ratio:>5.2f}x {found['cached']:>7.2f}s {found['peak_mb']:>8.0f}"
                 )
+            print(
+                f"{f'total of {len(files)}':<24} {totals[0]:>9.2f}s {totals[1]:>7.2f}s "
+                f"{totals[1] / totals[0]:>5.2f}x"
+                + (" (with the commit-graph)" if options.graph else "")
+            )
             print(
                 f"targets: cold <= {TARGET_COLD_RATIO}x git blame, cached < {TARGET_CACHED} s, "
                 f"peak < {TARGET_RSS_MB} MB"

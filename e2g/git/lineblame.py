@@ -21,8 +21,10 @@ Lines git follows into another file (-C found them copied from a file modified i
 the same commit) would then walk that file's history through the grafts, which
 skip the commits that changed only it: an answer naming any origin outside the
 file's own history (commit and path) is thrown away and the full walk run, as is
-a history the grafts cannot describe (a parent standing for two revisions). The
-answer is the full walk's in every case; tests compare both over whole trees.
+a history the grafts cannot describe (a parent standing for two revisions), or a
+long one (GRAFTED_REVISIONS), where the attempt mostly ends so and costs more than
+the walk it would save. The answer is the full walk's in every case: identical on
+every file of liburing (525) and sparse (1,098) and 192 of git.git, and in tests.
 """
 
 from __future__ import annotations
