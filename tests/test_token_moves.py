@@ -103,3 +103,59 @@ def test_a_short_function_moved_below_the_next_keeps_its_tokens(
     ]
     assert moved and all(sha == first for _, _, sha in moved), moved
     assert set(owner.values()) == {first, second}, (first, second, third)
+
+
+def test_a_later_revision_reads_the_moves_it_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo (e2g.git.tokenmemo): a later revision of the same file (an update
+    of a warmed tree) asks git neither for the diff of a commit whose moves it
+    read before nor for the origin of a moved line it blamed before; its answer
+    is a fresh cache's, byte for byte."""
+    from e2g.api.tokens import token_blame
+    from e2g.git import tokenview
+
+    path, head, f, g, (old, new) = C
+    root = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    file = root / path
+    file.write_text(f"{head}{f}\n\n{g}")
+    git(root, "add", path)
+    _commit(root, "one", 1)
+    file.write_text(file.read_text().replace(old, new))
+    _commit(root, "two", 2)
+    file.write_text(f"{head.replace(old, new)}{g}\n\n{f}")
+    _commit(root, "three", 3)
+    archive = tmp_path / "list.mbox"
+    archive.write_bytes(mail(1, date=datetime(2020, 1, 2, 13, tzinfo=UTC)))
+    settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
+    fresh = config.resolve(data_dir=tmp_path / "fresh", env={}, home=tmp_path)
+    for each in (settings, fresh):
+        core.ingest(each, [archive])
+    token_blame(settings, path, "HEAD", repo=root, match=False)
+    memo = json.loads(next((tmp_path / "data").glob("tokens/*/moves.json")).read_text())
+    assert memo["origins"] and any(memo["moves"].values())
+    file.write_text(file.read_text().replace("return 0;", "return -1;"))
+    _commit(root, "four", 4)
+    diffs: list[list[str]] = []
+    blamed: list[object] = []
+    real_input = tokenview.view_git_input
+    real_origins = tokenview.TokenHistory._origins_at_once
+
+    def spy_input(git_dir: Path, arguments: list[str], data: bytes) -> bytes:
+        diffs.append(data.decode().split())
+        return real_input(git_dir, arguments, data)
+
+    def spy_origins(self: object, asked: list, *, context: int) -> list:
+        blamed.extend(mapped for _, mapped in asked if mapped)
+        return real_origins(self, asked, context=context)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tokenview, "view_git_input", spy_input)
+    monkeypatch.setattr(tokenview.TokenHistory, "_origins_at_once", spy_origins)
+    later = token_blame(settings, path, "HEAD", repo=root, match=False)
+    known = set(memo["moves"])
+    assert all(not set(asked) & known for asked in diffs), (diffs, known)
+    assert not blamed
+    monkeypatch.undo()
+    again = token_blame(fresh, path, "HEAD", repo=root, match=False)
+    assert later.spans == again.spans

@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +40,9 @@ from e2g.errors import RepoError
 from e2g.git.blame import BlameCommit, parse_blame
 from e2g.git.filehistory import Revision
 from e2g.git.repo import FULL_SHA, Repo
+from e2g.git.tokenmemo import MoveMemo
 from e2g.git.tokenmoves import HUNK, MOVE_CONTEXT, moved_lines, short_runs
+from e2g.git.viewgit import view_git, view_git_at_once, view_git_input
 from e2g.git.viewimport import VIEW_PATH, fast_import, read_marks
 from e2g.locks import flock_within
 from e2g.model import Address
@@ -109,11 +110,13 @@ class TokenHistory:
         self._state_path = directory / "state.json"
         self._lock: int | None = None
         self.state = _State()
+        self._memo = MoveMemo(directory)
 
     def __enter__(self) -> TokenHistory:
         self._dir.mkdir(parents=True, exist_ok=True)
         self._lock = _lock(self._dir / "lock", self._path)
         self.state = self._load()
+        self._memo = MoveMemo(self._dir)  # read under the lock
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -144,8 +147,9 @@ class TokenHistory:
         shutil.rmtree(self._git_dir, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
             self._state_path.unlink()
-        _git(None, ["init", "-q", "--bare", str(self._git_dir)])
-        _git(self._git_dir, ["config", "gc.auto", "0"])
+        self._memo.forget()
+        view_git(None, ["init", "-q", "--bare", str(self._git_dir)])
+        view_git(self._git_dir, ["config", "gc.auto", "0"])
         self.state = _State()
 
     def update(self, revisions: Sequence[Revision]) -> int:
@@ -205,7 +209,7 @@ class TokenHistory:
                 # git 2.39 takes --contents only on top of HEAD, and only with a
                 # work tree (an empty one: the contents come from the file): point
                 # HEAD there (we hold the lock; nobody else reads it).
-                _git(self._git_dir, ["update-ref", "--no-deref", "HEAD", view_head])
+                view_git(self._git_dir, ["update-ref", "--no-deref", "HEAD", view_head])
                 arguments = [f"--work-tree={self._dir}", *arguments]
                 arguments += ["--contents", scratch.name]
             else:
@@ -228,6 +232,7 @@ class TokenHistory:
             )
         )
         merges = self._merges({origin.view_sha for origin in origins})
+        self._memo.save()
         return TokenBlame(origins=tuple(origins), commits=commits, merges=merges)
 
     def _merges(self, view_shas: set[str]) -> frozenset[str]:
@@ -236,7 +241,7 @@ class TokenHistory:
         wanted = sorted(sha for sha in view_shas if sha in real)
         if not wanted:
             return frozenset()
-        output = _git(
+        output = view_git(
             self._git_dir,
             ["rev-list", "--no-walk=unsorted", "--min-parents=2", *wanted],
         )
@@ -251,7 +256,7 @@ class TokenHistory:
         wanted = sorted(sha for sha in view_shas if sha in real)
         if not wanted:
             return {}
-        output = _git(
+        output = view_git(
             self._git_dir,
             [
                 "show",
@@ -285,11 +290,11 @@ class TokenHistory:
         the first parent), for those that replaced one."""
         if not FULL_SHA.fullmatch(view_sha):
             return {}  # an origin line blame gave: no view commit behind it
-        parents = _git(self._git_dir, ["rev-parse", f"{view_sha}^@"]).split()
+        parents = view_git(self._git_dir, ["rev-parse", f"{view_sha}^@"]).split()
         if not parents:
             return {}
         parent = parents[0].decode("ascii")
-        diff = _git(
+        diff = view_git(
             self._git_dir,
             [
                 "diff",
@@ -331,7 +336,7 @@ class TokenHistory:
         for start in range(0, len(asked), 2):
             part = [item for item in asked[start : start + 2] if item[1]]
             outputs = iter(
-                _git_at_once(
+                view_git_at_once(
                     self._git_dir,
                     [
                         [
@@ -393,15 +398,14 @@ class TokenHistory:
                 view_sha: [i for i in by_commit[view_sha] if origins[i].line in moved]
                 for view_sha, (_, moved) in moves.items()
             }
-            answers = self._origins_at_once(
+            answers = self._moved_origins(
                 [
                     (
                         parent,
                         {origins[i].line: moved[origins[i].line] for i in asked[sha]},
                     )
                     for sha, (parent, moved) in moves.items()
-                ],
-                context=0,  # the moved lines only, without -M: two at once, cheap
+                ]
             )
             for (view_sha, indexes), better in zip(asked.items(), answers, strict=True):
                 for index in indexes:
@@ -413,14 +417,46 @@ class TokenHistory:
                 return
             todo = changed
 
+    def _moved_origins(
+        self, asked: Sequence[tuple[str, dict[int, int]]]
+    ) -> list[dict[int, TokenOrigin]]:
+        """_origins_at_once() of the moved lines only (no -M: an answer that never
+        changes), those known read from the memo, the others blamed and kept."""
+        real = self.state.reverse()
+        known = [
+            {
+                line: TokenOrigin(real.get(at[0], at[0]), at[0], at[1])
+                for line, old in mapped.items()
+                if (at := self._memo.origins.get(parent, {}).get(old)) is not None
+            }
+            for parent, mapped in asked
+        ]
+        todo = [
+            (parent, {line: old for line, old in mapped.items() if line not in found})
+            for (parent, mapped), found in zip(asked, known, strict=True)
+        ]
+        answers = self._origins_at_once(todo, context=0)  # two at once, cheap
+        for (parent, mapped), found, new in zip(todo, known, answers, strict=True):
+            for line, origin in new.items():
+                self._memo.add_origin(
+                    parent, mapped[line], (origin.view_sha, origin.line)
+                )
+            found.update(new)
+        return known
+
     def _moves(self, view_shas: Sequence[str]) -> dict[str, tuple[str, dict[int, int]]]:
         """For each of `view_shas` that moved tokens: its parent, and the lines of
         its view it moved there, each with the line of the parent's view it came
-        from; from one `git log -p` of them all (a merge shows no diff, a root
-        commit removes nothing: neither moves)."""
+        from; from one `git log -p` of those the memo does not know (a merge shows
+        no diff, a root commit removes nothing: neither moves)."""
+        memo = self._memo.moves
+        found: dict[str, tuple[str, dict[int, int]]] = {
+            sha: known for sha in view_shas if (known := memo.get(sha)) is not None
+        }
+        view_shas = [sha for sha in view_shas if sha not in memo]
         if not view_shas:
-            return {}
-        output = _git_input(
+            return found
+        output = view_git_input(
             self._git_dir,
             [
                 "log",
@@ -436,15 +472,14 @@ class TokenHistory:
             ],
             "".join(f"{sha}\n" for sha in view_shas).encode(),
         )
-        found: dict[str, tuple[str, dict[int, int]]] = {}
         for record in output.split(b"\x00")[1:]:
             head, _, diff = record.partition(b"\n")
             shas = head.decode("ascii").split()
-            if len(shas) != 2:
-                continue  # a root commit or a merge
-            moved = moved_lines(diff)
+            moved = moved_lines(diff) if len(shas) == 2 else {}  # not a root, a merge
             if moved:
                 found[shas[0]] = (shas[1], moved)
+            if shas:
+                self._memo.add_moves(shas[0], found.get(shas[0]))
         return found
 
     def _look_through(self, origins: list[TokenOrigin], ignored: set[str]) -> None:
@@ -480,9 +515,9 @@ def _blame_parts(git_dir: Path, arguments: Sequence[str], tokens: int) -> bytes:
     for a large view, whatever the machine, so that the answer is the same
     everywhere; a block moved across the halves' seam is looked for in each half."""
     if tokens <= SPLIT_TOKENS:
-        return _git(git_dir, [*arguments, "--", VIEW_PATH])
+        return view_git(git_dir, [*arguments, "--", VIEW_PATH])
     half = tokens // 2
-    parts = _git_at_once(
+    parts = view_git_at_once(
         git_dir,
         [
             [*arguments, part, "--", VIEW_PATH]
@@ -514,54 +549,3 @@ def _lock(path: Path, name: str) -> int:
             f"another e2g has been building the token history of {name} for {LOCK_SECONDS:.0f} s"
         )
     return descriptor
-
-
-def _git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:
-    """git in the throwaway repository, whose objects are all ours."""
-    return _git_at_once(git_dir, [arguments])[0]
-
-
-def _git_input(git_dir: Path, arguments: Sequence[str], data: bytes) -> bytes:
-    """git in the throwaway repository, `data` on its standard input."""
-    try:
-        done = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "-c", "core.quotePath=true", *arguments],
-            input=data,
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError as error:
-        raise RepoError("git not found on PATH") from error
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RepoError(
-            f"git {arguments[0]} failed in the token history: {detail[-1] if detail else done.returncode}"
-        )
-    return done.stdout
-
-
-def _git_at_once(
-    git_dir: Path | None, commands: Sequence[Sequence[str]]
-) -> list[bytes]:
-    """Several gits in the throwaway repository at once; each one's output."""
-    where = [f"--git-dir={git_dir}"] if git_dir is not None else []
-    try:
-        processes = [
-            subprocess.Popen(
-                ["git", *where, "-c", "core.quotePath=true", *arguments],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-            for arguments in commands
-        ]
-    except FileNotFoundError as error:
-        raise RepoError("git not found on PATH") from error
-    outputs = [process.communicate() for process in processes]
-    for arguments, process, (_, said) in zip(commands, processes, outputs, strict=True):
-        if process.returncode != 0:
-            detail = said.decode("utf-8", "replace").strip().splitlines()
-            name = next(word for word in arguments if not word.startswith("-"))
-            raise RepoError(
-                f"git {name} failed in the token history: {detail[-1] if detail else process.returncode}"
-            )
-    return [output for output, _ in outputs]
