@@ -304,14 +304,12 @@ def main() -> int:  # noqa: PLR0915 - one run, in order
             f"{len(check) - len(differ)} equal byte for byte, {len(differ)} differ "
             f"{differ[:5]}; {len(fresh) == len(updated)} line counts"
         )
-        revisions = [
-            statistics.mean(
-                [len(git_lines(repo, "rev-list", rev0, "--", p)) for p in sample[:20]]
-            )
-        ]
+        counts = [len(git_lines(repo, "rev-list", rev0, "--", p)) for p in sample[:20]]
         print(
-            f"mean revisions per file (20 sampled files): {revisions[0]:.0f}; "
-            f"commits up to REV0: {len(git_lines(repo, 'rev-list', rev0)):,}"
+            f"commits touching each of 20 sampled files: mean "
+            f"{statistics.mean(counts):.1f}, median {statistics.median(counts):.0f}, "
+            f"most {max(counts)}; commits up to REV0: "
+            f"{len(git_lines(repo, 'rev-list', rev0)):,}"
         )
     print(f"load average after: {os.getloadavg()}")
     return 0

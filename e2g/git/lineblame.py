@@ -24,7 +24,8 @@ file's own history (commit and path) is thrown away and the full walk run, as is
 a history the grafts cannot describe (a parent standing for two revisions), or a
 long one (GRAFTED_REVISIONS), where the attempt mostly ends so and costs more than
 the walk it would save. The answer is the full walk's in every case: identical on
-every file of liburing (525) and sparse (1,098) and 192 of git.git, and in tests.
+every file of liburing (525) and sparse (1,098) and 226 of git.git
+(three random samples), and in tests.
 """
 
 from __future__ import annotations
