@@ -58,10 +58,10 @@ def _commit(root: Path, name: str, day: int) -> str:
     return git(root, "rev-parse", "HEAD").strip()
 
 
-@pytest.mark.parametrize("case", [PYTHON, C], ids=["python", "c"])
-def test_a_short_function_moved_below_the_next_keeps_its_tokens(
+def _moved(
     tmp_path: Path, case: tuple[str, str, str, str, tuple[str, str]]
-) -> None:
+) -> tuple[Path, tuple[str, str, str]]:
+    """The three commits: f and g written, something else changed, f moved below g."""
     path, head, f, g, (old, new) = case
     root = tmp_path / "repo"
     git(tmp_path, "init", "-q", "-b", "main", str(root))
@@ -72,7 +72,16 @@ def test_a_short_function_moved_below_the_next_keeps_its_tokens(
     file.write_text(file.read_text().replace(old, new))
     second = _commit(root, "two", 2)
     file.write_text(f"{head.replace(old, new)}{g}\n\n{f}")
-    third = _commit(root, "three", 3)
+    return root, (first, second, _commit(root, "three", 3))
+
+
+@pytest.mark.parametrize("case", [PYTHON, C], ids=["python", "c"])
+def test_a_short_function_moved_below_the_next_keeps_its_tokens(
+    tmp_path: Path, case: tuple[str, str, str, str, tuple[str, str]]
+) -> None:
+    path, _, f, _, _ = case
+    root, (first, second, third) = _moved(tmp_path, case)
+    file = root / path
     archive = tmp_path / "list.mbox"
     archive.write_bytes(mail(1, date=datetime(2020, 1, 2, 13, tzinfo=UTC)))
     settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
@@ -115,17 +124,9 @@ def test_a_later_revision_reads_the_moves_it_knows(
     from e2g.api.tokens import token_blame
     from e2g.git import tokenview
 
-    path, head, f, g, (old, new) = C
-    root = tmp_path / "repo"
-    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    path = C[0]
+    root, _ = _moved(tmp_path, C)
     file = root / path
-    file.write_text(f"{head}{f}\n\n{g}")
-    git(root, "add", path)
-    _commit(root, "one", 1)
-    file.write_text(file.read_text().replace(old, new))
-    _commit(root, "two", 2)
-    file.write_text(f"{head.replace(old, new)}{g}\n\n{f}")
-    _commit(root, "three", 3)
     archive = tmp_path / "list.mbox"
     archive.write_bytes(mail(1, date=datetime(2020, 1, 2, 13, tzinfo=UTC)))
     settings = config.resolve(data_dir=tmp_path / "data", env={}, home=tmp_path)
