@@ -224,9 +224,9 @@ class _Warm:
 
     def carry_untouched(self) -> None:
         """Files no commit since the warm before touched (the repository moved
-        forward along its first parents): copied without walking their history
-        (git.git: the walk of 4,845 files 41 s, of the 150 that 100 commits
-        touched about 12 s)."""
+        forward along its first parents): copied without walking their history.
+        The walk of the others still reads the whole log (git.git: 21 s for the
+        1,213 paths 102 commits touched, 17 s for all 4,845)."""
         before = self.before
         if before is None or before.ignore != self.ignore or before.rev == self.sha:
             return
@@ -400,9 +400,8 @@ def _workers(jobs: int, count: int) -> Iterator[ProcessPoolExecutor | None]:
         initargs=(os.getpid(),),
     ) as pool:
         try:
-            pool.submit(
-                os.getpid
-            ).result()  # forks every worker now (fork: all at once)
+            # Forks every worker now (under fork, the first task starts them all).
+            pool.submit(os.getpid).result()
         except BrokenProcessPool:
             raise RepoError("a token blame worker died as it started") from None
         yield pool

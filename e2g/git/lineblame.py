@@ -81,10 +81,12 @@ def _grafts(repo: Repo, revisions: Sequence[Revision]) -> list[list[str]] | None
     """The graft lines (commit, then its parents) that make the walk from the tip
     visit only the revisions' commits and their parents; None when the history
     cannot be described so."""
+    if not revisions:
+        return None
     by_key = {revision.key: revision for revision in revisions}
     changed = {revision.sha for revision in revisions}
     parents = _parents(repo, sorted(changed))
-    if not revisions or parents is None:
+    if parents is None:
         return None
     asked = {
         (parent, by_key[key].path if key in by_key else revision.path)

@@ -26,11 +26,13 @@ Moved = tuple[str, dict[int, int]]  # the parent, and each moved line's line the
 class MoveMemo:
     """The moves and line origins known of one throwaway history."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, read: bool = True) -> None:
         self._path = directory / NAME
         self.moves: dict[str, Moved | None] = {}  # view sha -> its moves, or none
         self.origins: dict[str, dict[int, tuple[str, int]]] = {}  # view sha -> line
         self._grown = False
+        if not read:
+            return
         try:
             data = json.loads(self._path.read_text(encoding="utf-8"))
             if data.get("format") == FORMAT:

@@ -110,13 +110,13 @@ class TokenHistory:
         self._state_path = directory / "state.json"
         self._lock: int | None = None
         self.state = _State()
-        self._memo = MoveMemo(directory)
+        self._memo = MoveMemo(directory, read=False)  # read under the lock
 
     def __enter__(self) -> TokenHistory:
         self._dir.mkdir(parents=True, exist_ok=True)
         self._lock = _lock(self._dir / "lock", self._path)
         self.state = self._load()
-        self._memo = MoveMemo(self._dir)  # read under the lock
+        self._memo = MoveMemo(self._dir)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
