@@ -244,14 +244,7 @@ class _Warm:
                 self.tell(path, "skipped")
                 continue
             entry = before.files.get(path)
-            tip = entry[1] if entry is not None else None
-            carried = _carry(self.root, before, path, tip, self.sha, self.ignore)
-            if carried is not None:
-                self.tips[path] = tip
-                self.summaries[path] = carried
-                self.todo.remove(path)
-                self.report.carried += 1
-                self.tell(path, "carried")
+            self._carry_one(before, path, entry[1] if entry is not None else None)
 
     def carry(self) -> None:
         """Files whose history did not change since the warm before: copied."""
@@ -259,14 +252,18 @@ class _Warm:
         if before is None or before.ignore != self.ignore or before.rev == self.sha:
             return
         for path in sorted(self.todo):
-            carried = _carry(
-                self.root, before, path, self.tips.get(path), self.sha, self.ignore
-            )
-            if carried is not None:
-                self.summaries[path] = carried
-                self.todo.remove(path)
-                self.report.carried += 1
-                self.tell(path, "carried")
+            self._carry_one(before, path, self.tips.get(path))
+
+    def _carry_one(self, before: Manifest, path: str, tip: str | None) -> None:
+        """`path` carried from the warm before, when its newest revision `tip` is
+        the one it had then and its answers are still there."""
+        carried = _carry(self.root, before, path, tip, self.sha, self.ignore)
+        if carried is not None:
+            self.tips[path] = tip
+            self.summaries[path] = carried
+            self.todo.remove(path)
+            self.report.carried += 1
+            self.tell(path, "carried")
 
     def done(self, path: str, outcome: str, found: FileSummary | str) -> None:
         if isinstance(found, FileSummary):

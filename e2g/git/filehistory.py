@@ -124,17 +124,31 @@ def _read_blobs(repo: Repo, segment: Sequence[Revision]) -> None:
     `git cat-file --batch-check`."""
     if not segment:
         return
-    names = "".join(f"{revision.sha}:{revision.path}\n" for revision in segment)
+    replies = blobs_at(repo, [(revision.sha, revision.path) for revision in segment])
+    for revision, blob in zip(segment, replies, strict=False):
+        if blob is not None:
+            revision.blob = blob
+
+
+def blobs_at(repo: Repo, names: Sequence[tuple[str, str]]) -> list[str | None]:
+    """The blob of each (commit, path), None where there is none, from one `git
+    cat-file --batch-check` (one reply a line: a path holding a newline is the
+    caller's to keep out)."""
+    if not names:
+        return []
     output = repo._check(  # noqa: SLF001
         ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
         revs=(),
-        data=names.encode("utf-8", "surrogateescape"),
+        data="".join(f"{sha}:{path}\n" for sha, path in names).encode(
+            "utf-8", "surrogateescape"
+        ),
     )
-    replies = output.decode("ascii", "replace").splitlines()
-    for revision, reply in zip(segment, replies, strict=False):
+    found: list[str | None] = []
+    for reply in output.decode("ascii", "replace").splitlines():
         words = reply.split()
-        if len(words) == 2 and words[1] == "blob" and FULL_SHA.fullmatch(words[0]):
-            revision.blob = words[0]
+        ok = len(words) == 2 and words[1] == "blob" and FULL_SHA.fullmatch(words[0])
+        found.append(words[0] if ok else None)
+    return found
 
 
 def _added(

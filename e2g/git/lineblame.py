@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from e2g.git.blame import Blame
-from e2g.git.filehistory import Revision
+from e2g.git.filehistory import Revision, blobs_at
 from e2g.git.repo import FULL_SHA, Repo
 
 # A longer history has lines from other files (-C) more often than not, and its
@@ -158,24 +158,11 @@ def _parents(repo: Repo, shas: Sequence[str]) -> dict[str, tuple[str, ...]] | No
 def _blobs(
     repo: Repo, asked: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], str | None] | None:
-    """The blob of each (commit, path) (None: no such file there), from one
-    `git cat-file --batch-check`; None when a path cannot be asked so."""
+    """The blob of each (commit, path) (None: no such file there); None when a
+    path cannot be asked so (a newline in it) or git's replies do not line up."""
     if any("\n" in path for _, path in asked):
         return None
-    if not asked:
-        return {}
-    output = repo._check(  # noqa: SLF001 - e2g.git's own runner
-        ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-        revs=(),
-        data="".join(f"{commit}:{path}\n" for commit, path in asked).encode(
-            "utf-8", "surrogateescape"
-        ),
-    )
-    replies = output.decode("utf-8", "surrogateescape").splitlines()
+    replies = blobs_at(repo, asked)
     if len(replies) != len(asked):
         return None
-    found: dict[tuple[str, str], str | None] = {}
-    for item, reply in zip(asked, replies, strict=True):
-        words = reply.split()
-        found[item] = words[0] if len(words) == 2 and words[1] == "blob" else None
-    return found
+    return dict(zip(asked, replies, strict=True))
