@@ -12,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from e2g.api import tokens as token_api
+from e2g.api.token_cache import LENSES, cache_root
+from e2g.config import Settings
 from e2g.git.filehistory import file_history
-from e2g.git.lens import OBJECTS, open_lens, write_lens
+from e2g.git.lens import OBJECTS, lens_directory, open_lens, write_lens
+from e2g.git.lineblame import line_blame
 from e2g.git.repo import Repo
+from e2g.tokens.lex import lexer_for
 from tests.conftest import git
 from tests.test_token_warm import _shape, body, build_tangled
 
@@ -86,4 +91,48 @@ def test_a_killed_writer_leaves_nothing_that_stops_the_next(
     head = opened.resolve("HEAD")
     assert _shape(file_history(through, head, "d.c")) == _shape(
         file_history(opened, head, "d.c")
+    )
+
+
+def test_line_blames_read_through_the_graph_and_answer_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Token blame's line blame reads the commits from the graph where a warm or a
+    sync wrote one (its walk of every commit cannot use the Bloom filters, but
+    parses no commit object), and answers what the repository alone answers."""
+
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
+    settings = Settings(data_dir=tmp_path / "data")
+    assert token_api.history_reader(settings, opened) is opened  # no graph yet
+    directory = lens_directory(cache_root(settings).parent / LENSES, opened)
+    assert write_lens(directory, opened, [head])
+    through = token_api.history_reader(settings, opened)
+    assert through is not opened
+    for path in git(repo.root, "ls-tree", "-r", "--name-only", head).split():
+        history = file_history(opened, head, path)
+        assert line_blame(through, head, path, history) == line_blame(
+            opened, head, path, history
+        ), path
+    seen: list[dict[str, str] | None] = []
+
+    def spy(reader: Repo, *arguments: object) -> object:
+        seen.append(reader._env)  # noqa: SLF001
+        return line_blame(reader, *arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(token_api, "line_blame", spy)
+    token_api.token_origins(
+        settings,
+        opened,
+        "a.c",
+        head,
+        lexer_for("a.c"),
+        text=opened.file_text(head, "a.c"),
+        contents=None,
+    )
+    assert seen and seen[0] is not None
+    assert (
+        str(directory.absolute() / OBJECTS)
+        in seen[0]["GIT_ALTERNATE_OBJECT_DIRECTORIES"]
     )

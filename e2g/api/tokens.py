@@ -329,20 +329,20 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     found = read_result(directory, key)
     if found is not None:
         return found
-    revisions, tip = walked or file_history(
-        history_reader(settings, repository), sha, path
-    )
+    reader = history_reader(settings, repository)
+    revisions, tip = walked or file_history(reader, sha, path)
     if tip is None:
         raise NotFound(f"no commit up to {sha[:12]} has {path}")
     # Line blame runs beside the view's work (a thread waiting on its own git):
     # on 2 cores the cold answer costs the view's time, not the sum. It walks the
     # file's own history, known now (git.git: 0.02 s for a file of 30 revisions,
-    # where the walk of every commit costs 0.9 s).
+    # where the walk of every commit costs 0.9 s); a walk of every commit reads
+    # the commits from the lens's graph (25 such files: 17.7 s -> 15.6 s).
     with ThreadPoolExecutor(max_workers=1) as pool:
         lines = (
             pool.submit(repository.blame, None, path)
             if contents is not None
-            else pool.submit(line_blame, repository, sha, path, (revisions, tip))
+            else pool.submit(line_blame, reader, sha, path, (revisions, tip))
         )
         tokens = lexer.tokens(text)
         view = (
