@@ -140,18 +140,20 @@ def test_a_later_revision_reads_the_moves_it_knows(
     _commit(root, "four", 4)
     diffs: list[list[str]] = []
     blamed: list[object] = []
-    real_input = tokenview.view_git_input
+    real_at_once = tokenview.view_git_at_once
     real_origins = tokenview.TokenHistory._origins_at_once
 
-    def spy_input(git_dir: Path, arguments: list[str], data: bytes) -> bytes:
-        diffs.append(data.decode().split())
-        return real_input(git_dir, arguments, data)
+    def spy_input(
+        git_dir: Path, commands: list[list[str]], inputs: list[bytes] | None = None
+    ) -> list[bytes]:
+        diffs.extend(data.decode().split() for data in inputs or ())
+        return real_at_once(git_dir, commands, inputs)
 
     def spy_origins(self: object, asked: list, *, context: int) -> list:
         blamed.extend(mapped for _, mapped in asked if mapped)
         return real_origins(self, asked, context=context)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tokenview, "view_git_input", spy_input)
+    monkeypatch.setattr(tokenview, "view_git_at_once", spy_input)
     monkeypatch.setattr(tokenview.TokenHistory, "_origins_at_once", spy_origins)
     later = token_blame(settings, path, "HEAD", repo=root, match=False)
     known = set(memo["moves"])
@@ -160,3 +162,58 @@ def test_a_later_revision_reads_the_moves_it_knows(
     monkeypatch.undo()
     again = token_blame(fresh, path, "HEAD", repo=root, match=False)
     assert later.spans == again.spans
+
+
+def test_the_diffs_of_many_moves_read_by_two_gits_answer_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two commits each move a short function (f below g, then h below k): the
+    diffs of the commits owning short runs are read by two gits at once past
+    SPLIT_MOVES commits; the answer is the one git's, and both functions keep
+    the first commit's tokens."""
+    from e2g.api.tokens import token_blame
+    from e2g.git import tokenview
+
+    head, f, g = C[1], C[2], C[3]
+    h = "int h(int y)\n{\n\treturn y;\n}\n"
+    k = g.replace("int g(", "int k(")
+    root = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    file = root / "m.c"
+    file.write_text(f"{head}{f}\n\n{g}\n\n{h}\n\n{k}")
+    git(root, "add", "m.c")
+    first = _commit(root, "one", 1)
+    file.write_text(f"{head}{g}\n\n{f}\n\n{h}\n\n{k}")
+    _commit(root, "two", 2)
+    file.write_text(f"{head}{g}\n\n{f}\n\n{k}\n\n{h}")
+    _commit(root, "three", 3)
+    archive = tmp_path / "list.mbox"
+    archive.write_bytes(mail(1, date=datetime(2020, 1, 2, 13, tzinfo=UTC)))
+    answers = []
+    logs: list[int] = []
+    real = tokenview.view_git_at_once
+
+    def spy(
+        git_dir: Path, commands: list[list[str]], inputs: list[bytes] | None = None
+    ) -> list[bytes]:
+        if commands[0][0] == "log":
+            logs.append(len(commands))
+        return real(git_dir, commands, inputs)
+
+    monkeypatch.setattr(tokenview, "view_git_at_once", spy)
+    for split in (2, 10**6):
+        monkeypatch.setattr(tokenview, "SPLIT_MOVES", split)
+        settings = config.resolve(
+            data_dir=tmp_path / f"data{split}", env={}, home=tmp_path
+        )
+        core.ingest(settings, [archive])
+        answers.append(token_blame(settings, "m.c", "HEAD", repo=root, match=False))
+    assert logs[0] == 2 and logs[-1] == 1, logs
+    assert answers[0].spans == answers[1].spans
+    text = file.read_text()
+    moved = set()
+    for body in (f, h):  # the lines of f and of h, where they are now
+        start = text.count("\n", 0, text.index(body)) + 1
+        moved |= set(range(start, start + body.count("\n")))
+    owners = {span.sha for span in answers[0].spans if span.line in moved}
+    assert owners == {first}, owners
