@@ -211,7 +211,9 @@ class _Warm:
         if not wanted:
             return {}
         started = time.monotonic()
-        histories = tree_histories(self.repository, self.sha, wanted)
+        histories = tree_histories(
+            self.repository, self.sha, wanted, keep=self.place.with_suffix(".log")
+        )
         self.report.walk_seconds = time.monotonic() - started
         self.tips.update({p: h[1] if h else None for p, h in histories.items()})
         for path in sorted(self.todo):
@@ -225,8 +227,8 @@ class _Warm:
     def carry_untouched(self) -> None:
         """Files no commit since the warm before touched (the repository moved
         forward along its first parents): copied without walking their history.
-        The walk of the others still reads the whole log (git.git: 21 s for the
-        1,213 paths 102 commits touched, 17 s for all 4,845)."""
+        The walk of the others reads the log kept by the warm before and the
+        commits since (e2g.git.treelog; git.git, 102 commits on: 12.1 s -> 3.6 s)."""
         before = self.before
         if before is None or before.ignore != self.ignore or before.rev == self.sha:
             return

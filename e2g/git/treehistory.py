@@ -5,7 +5,8 @@ without its `git log -- PATH` per file (git.git: 4,800 files, each log a walk of
 
 One `git log --raw --diff-merges=first-parent` (each commit's changed paths against
 its first parent) and one `git log --merges -c --raw` (the paths a merge changed
-against every parent) are read once; then git's own history simplification
+against every parent) are read once (e2g.git.treelog; kept, the next walk reads
+only the commits since); then git's own history simplification
 (revision.c, `try_to_simplify_commit` with parent rewriting, which `git log
 --parents -- PATH` applies) is replayed for every path at once, parents before
 children:
@@ -27,13 +28,11 @@ file_history, as are histories past its limits.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from typing import IO
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from e2g.git.filehistory import (
-    _NAME_UNSAFE,
     MAX_RENAMES,
     MAX_REVISIONS,
     Revision,
@@ -41,24 +40,11 @@ from e2g.git.filehistory import (
     _parents_first,
 )
 from e2g.git.repo import FULL_SHA, Repo
+from e2g.git.treelog import Commit, raw_entries, records, tree_log
 
 BLOCK = 64  # paths per block of a commit's table
-_GITLINK = b"160000"
-_ZERO = re.compile(r"0+")
 
 History = tuple[list[Revision], str | None]  # as file_history returns it
-
-
-@dataclass(slots=True)
-class _Commit:
-    sha: str
-    parents: tuple[str, ...]
-    author: str
-    committed: str
-    subject: str
-    # Path -> its blob after the commit (None: absent, or no blob), for every
-    # path changed against the first parent (against nothing for a root).
-    changes: dict[str, str | None] = field(default_factory=dict)
 
 
 class _Query:
@@ -76,13 +62,15 @@ class _Query:
 
 
 def tree_histories(
-    repo: Repo, head: str, paths: Sequence[str]
+    repo: Repo, head: str, paths: Sequence[str], *, keep: Path | None = None
 ) -> dict[str, History | None]:
     """Each path's history up to `head` as file_history gives it (revisions
     parents first, and the tip), from one walk; None for a path to leave to
-    file_history."""
-    commits = _read_log(repo, head)
-    merges = (_read_combined(repo, head), _octopus_diffs(repo, commits))
+    file_history. `keep`: where the log read is kept for the next walk
+    (e2g.git.treelog)."""
+    log = tree_log(repo, head, keep)
+    commits = log.commits
+    merges = (log.combined, _octopus_diffs(repo, commits))
     walk = _Files(paths)
     queries = [_Query(head, path, path, None) for path in paths]
     while queries:
@@ -139,8 +127,8 @@ def touched_since(repo: Repo, old: str, new: str) -> set[str] | None:
         "--",
     ]
     with repo.streamed(arguments, revs=[new, old]) as output:
-        for record in _records(output):
-            found.update(path for _, path in _raw_entries(record.split(b"\x00")))
+        for record in records(output):
+            found.update(path for _, path in raw_entries(record.split(b"\x00")))
     return found
 
 
@@ -205,7 +193,7 @@ class _Replay:
 
     def __init__(
         self,
-        commits: dict[str, _Commit],
+        commits: dict[str, Commit],
         merges: tuple[dict[str, set[str]], dict[str, list[set[str]]]],
         queries: Sequence[_Query],
     ) -> None:
@@ -240,7 +228,7 @@ class _Replay:
         table = self.tables.get(parent)
         return None if table is None else table[number // BLOCK][number % BLOCK]
 
-    def _table(self, commit: _Commit) -> list[tuple[str | None, ...]]:
+    def _table(self, commit: Commit) -> list[tuple[str | None, ...]]:
         """What `commit` stands for, per tracked path: its first parent's table
         with the paths it changed replaced (copy on write, by block)."""
         parents = commit.parents
@@ -253,7 +241,7 @@ class _Replay:
             table[number // BLOCK] = tuple(block)
         return table
 
-    def _changed(self, commit: _Commit) -> dict[int, str | None]:
+    def _changed(self, commit: Commit) -> dict[int, str | None]:
         parents = commit.parents
         merged = self.combined.get(commit.sha, set()) if len(parents) > 1 else set()
         changed: dict[int, str | None] = {}
@@ -285,7 +273,7 @@ class _Replay:
         return changed
 
 
-def _same_in(commit: _Commit, path: str, changed: list[set[str]] | None) -> str | None:
+def _same_in(commit: Commit, path: str, changed: list[set[str]] | None) -> str | None:
     """The first parent after the first that `path` is the same in: the second
     of a merge of two; of an octopus, the first whose diff lacks it."""
     if len(commit.parents) == 2:
@@ -311,92 +299,7 @@ def _directories(path: str, index: dict[str, int], unclear: set[str]) -> None:
 # -- reading git ------------------------------------------------------------------------
 
 
-_FORMAT = "%x01%H %P%x00%aN%x00%aE%x00%ad%x00%cd%x00%s%x00"
-
-
-def _read_log(repo: Repo, head: str) -> dict[str, _Commit]:
-    """Every commit up to `head` in git's topo order (children first), with the
-    paths it changed against its first parent."""
-    commits: dict[str, _Commit] = {}
-    arguments = [
-        "log",
-        "--topo-order",
-        "--no-renames",
-        "--raw",
-        "-r",
-        "-z",
-        "--no-abbrev",
-        "--root",
-        "--diff-merges=first-parent",
-        "--date=raw",
-        "--no-show-signature",
-        f"--format={_FORMAT}",
-        "--end-of-options",
-        head,
-        "--",
-    ]
-    with repo.streamed(arguments, revs=[head]) as output:
-        for record in _records(output):
-            commit = _commit(record)
-            if commit is not None:
-                commits[commit.sha] = commit
-    return commits
-
-
-def _commit(record: bytes) -> _Commit | None:
-    fields = record.split(b"\x00")
-    if len(fields) < 6:
-        return None
-    head = fields[:6]
-    text = [item.decode("utf-8", "replace") for item in head]
-    shas = text[0].split()
-    if not shas or not FULL_SHA.fullmatch(shas[0]):
-        return None
-    name = _NAME_UNSAFE.sub("", text[1]) or "unknown"
-    email = _NAME_UNSAFE.sub("", text[2])
-    commit = _Commit(
-        sha=shas[0],
-        parents=tuple(shas[1:]),
-        author=f"{name} <{email}> {text[3]}",
-        committed=text[4],
-        subject=text[5],
-    )
-    for meta, path in _raw_entries(fields[6:]):
-        words = meta.split()
-        blob = words[3].decode("ascii") if len(words) >= 4 else ""
-        absent = _ZERO.fullmatch(blob) is not None or words[1] == _GITLINK
-        commit.changes[path] = None if absent else blob
-    return commit
-
-
-def _read_combined(repo: Repo, head: str) -> dict[str, set[str]]:
-    """Each merge's paths that differ from every parent (`git log -c --raw`)."""
-    found: dict[str, set[str]] = {}
-    arguments = [
-        "log",
-        "--merges",
-        "--no-renames",
-        "--raw",
-        "-r",
-        "-z",
-        "--no-abbrev",
-        "-c",
-        "--format=%x01%H%x00",
-        "--end-of-options",
-        head,
-        "--",
-    ]
-    with repo.streamed(arguments, revs=[head]) as output:
-        for record in _records(output):
-            fields = record.split(b"\x00")
-            sha = fields[0].decode("ascii", "replace")
-            found[sha] = {path for _, path in _raw_entries(fields[1:])}
-    return found
-
-
-def _octopus_diffs(
-    repo: Repo, commits: dict[str, _Commit]
-) -> dict[str, list[set[str]]]:
+def _octopus_diffs(repo: Repo, commits: dict[str, Commit]) -> dict[str, list[set[str]]]:
     """For each merge of more than two parents, the paths it changed against
     each parent after the first, in order (one `git diff-tree --stdin --always`
     run; --always: an empty diff still names its commit)."""
@@ -424,7 +327,7 @@ def _octopus_diffs(
         data=lines.encode("ascii"),
     )
     diffs = [
-        {path for _, path in _raw_entries(record.split(b"\x00")[1:])}
+        {path for _, path in raw_entries(record.split(b"\x00")[1:])}
         for record in output.split(b"\x01")[1:]
     ]
     found: dict[str, list[set[str]]] = {}
@@ -438,38 +341,8 @@ def _octopus_diffs(
     return found
 
 
-def _raw_entries(fields: Sequence[bytes]) -> Iterator[tuple[bytes, str]]:
-    """(meta, path) of each `--raw -z` entry: ':MODES IDS STATUS' then the path
-    (`--no-renames`: one path each)."""
-    at = 0
-    while at < len(fields):
-        meta = fields[at].lstrip(b"\n")
-        if meta.startswith(b":") and at + 1 < len(fields):
-            yield meta, fields[at + 1].decode("utf-8", "surrogateescape")
-            at += 2
-        else:
-            at += 1
-
-
-def _records(output: IO[bytes]) -> Iterator[bytes]:
-    """The output cut at each \\x01 (a commit's start), read as it comes."""
-    pending = b""
-    read = output.read
-    while True:
-        chunk = read(1 << 20)
-        if not chunk:
-            break
-        parts = (pending + chunk).split(b"\x01")
-        pending = parts.pop()
-        for part in parts:
-            if part:
-                yield part
-    if pending:
-        yield pending
-
-
 def _sources(
-    repo: Repo, commits: dict[str, _Commit], added: Sequence[Revision]
+    repo: Repo, commits: dict[str, Commit], added: Sequence[Revision]
 ) -> dict[str, str]:
     """For each revision where a file appears, the path it was renamed or copied
     from, as `git diff-tree -M -C` against its first parent finds it (one
