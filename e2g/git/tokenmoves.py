@@ -11,12 +11,14 @@ out. e2g.git.tokenview follows the tokens back through what these find.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 MOVE_SCORE = 20
 MOVE_CONTEXT = 3  # lines of context around a change: how far it may slide up
 _WORD = re.compile(rb"[A-Za-z0-9]")
+_NEWLINE = re.compile(rb"\n")
 HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
@@ -58,6 +60,9 @@ def moved_lines(diff: bytes) -> dict[int, int]:
         sources += [None, *old_side]
     sources.append(None)
     hay = b"\n".join(b"\0" if line is None else line.token for line in sources)
+    # Where each line of `hay` starts: a match's line by bisection, not by
+    # counting from the start (po/ru.po of git.git: one diff 75 s -> under 1 s).
+    breaks = [at.start() for at in _NEWLINE.finditer(hay)]
     found: dict[int, int] = {}
     for _, new_side in changes:
         block = [line for line in new_side if line.changed]
@@ -67,7 +72,7 @@ def moved_lines(diff: bytes) -> dict[int, int]:
         needle = b"\n" + b"\n".join(line.token for line in block) + b"\n"
         at = hay.find(needle)
         while at != -1:
-            first = hay.count(b"\n", 0, at) + 1  # the index in sources
+            first = bisect_left(breaks, at) + 1  # the index in sources
             run = sources[first : first + len(block)]
             if _whole(run, removed):
                 found.update(
@@ -141,8 +146,10 @@ def _changes(diff: bytes) -> Iterator[tuple[_Side, _Side]]:
         end = index
         while end < len(items) and items[end][0] in (b"-", b"+"):
             end += 1
-        before = _context(reversed(items[:index]))[::-1]
-        after = _context(items[end:])
+        # Read outward from the change, never by copying what lies before it or
+        # after it (each copy as long as the diff: quadratic in its changes).
+        before = _context(items[at] for at in range(index - 1, -1, -1))[::-1]
+        after = _context(items[at] for at in range(end, len(items)))
         change = items[index:end]
         yield (
             [_Line(t, o, False, number) for t, o, _ in before]
