@@ -69,6 +69,22 @@ def test_files_pygments_knows_are_lexed_by_it() -> None:
     assert len(lua.view(source).splitlines()) == 8
 
 
+def test_translation_catalogs_keep_comments_and_strings_whole() -> None:
+    catalog = lexer_for("po/fr.po")
+    assert (
+        isinstance(catalog, LineLexer) and lexer_for("po/git.pot").name == catalog.name
+    )
+    source = (
+        '#: builtin/add.c:42 builtin/am.c:7\n#, c-format\nmsgid "Could not open \\"%s\\""\n'
+        'msgstr ""\n"Impossible d\'ouvrir "\n"\\"%s\\""\n'
+    )
+    assert texts(catalog.tokens(source)) == [
+        "#: builtin/add.c:42 builtin/am.c:7", "#, c-format", "msgid",
+        '"Could not open \\"%s\\""', "msgstr", '""', '"Impossible d\'ouvrir "',
+        '"\\"%s\\""',
+    ]  # fmt: skip
+
+
 def test_unknown_files_fall_back_to_words() -> None:
     lexer = lexer_for("NOTES.unknownsuffix")
     assert isinstance(lexer, LineLexer)

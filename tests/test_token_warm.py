@@ -510,3 +510,28 @@ def test_carried_answers_are_second_names_counted_once(
     assert copied.stat().st_ino != old.stat().st_ino
     assert not list(results.glob(".*"))
     assert _size(tmp_path / "cache") == 2 * old.stat().st_size
+
+
+def test_a_file_another_lexer_reads_now_is_blamed_again(
+    sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later warm where a file's lexer changed (an e2g that reads `.h` files
+    otherwise): its cache is another, so its answer is made again, not carried
+    from the old lexer's; the others are carried."""
+    from e2g.api.token_warm import warm
+    from e2g.tokens import lex
+
+    settings, source = sample
+    repo = tmp_path / "repo"
+    shutil.copytree(source, repo)
+    data = settings._replace(data_dir=fresh_data(settings, tmp_path / "data"))
+    warm(data, repo=repo, jobs=1)
+    builder = Builder.__new__(Builder)
+    builder.root, builder.clock = repo, 1_700_000_000
+    builder.commit("new file", {"mm/new.c": body("new", 3)})
+    headers = [path for path in text_files(repo) if path.endswith(".h")]
+    assert headers
+    monkeypatch.setitem(lex._BY_SUFFIX, "h", lex.HASH_SYNTAX)
+    report = warm(data, repo=repo, jobs=1)
+    assert report.warmed == len(headers) + 1  # the headers, and the new file
+    assert report.carried == len(text_files(repo)) - len(headers) - 1

@@ -259,7 +259,9 @@ class _Warm:
     def _carry_one(self, before: Manifest, path: str, tip: str | None) -> None:
         """`path` carried from the warm before, when its newest revision `tip` is
         the one it had then and its answers are still there."""
-        carried = _carry(self.root, before, path, tip, self.sha, self.ignore)
+        carried = _carry(
+            self.root, before, (path, self.dirs[path]), tip, self.sha, self.ignore
+        )
         if carried is not None:
             self.tips[path] = tip
             self.summaries[path] = carried
@@ -460,16 +462,18 @@ def file_summary(
 def _carry(  # noqa: PLR0913
     root: Path,
     before: Manifest,
-    path: str,
+    file: tuple[str, str],
     tip: str | None,
     sha: str,
     ignore: Sequence[str],
 ) -> FileSummary | None:
-    """A file whose newest revision is the one it had at the warm before: its
-    answers there copied to `sha` (the same history gives the same answer); None
-    when it changed, or the answers before are gone."""
+    """A file (its path, and its cache's name now) whose newest revision is the
+    one it had at the warm before: its answers there copied to `sha` (the same
+    history gives the same answer); None when it changed, when its cache is
+    another now (another lexer reads it), or when the answers before are gone."""
+    path, name = file
     entry = before.files.get(path)
-    if entry is None or tip is None or entry[1] != tip:
+    if entry is None or tip is None or entry[1] != tip or entry[0] != name:
         return None
     directory = root / entry[0]
     results = directory / "results"

@@ -19,6 +19,10 @@ Two lexers, chosen by the file's name:
 - `PygmentsLexer`, for every other language pygments knows (about 600): the file
   lexed whole, its comment and string parts merged into one token each.
 
+Translation catalogs (`.po`, `.pot`: `# comments`, keywords, C strings) are the
+shell's family: pygments split their reference comments into words and took 121 s
+to lex the 1,067 revisions of git.git's 19 catalogs.
+
 Nothing here reads files or runs anything: text in, tokens out.
 """
 
@@ -115,7 +119,7 @@ _BY_SUFFIX = {
     **dict.fromkeys(
         _words(
             "sh bash zsh ksh pl pm t rb mk cmake awk tcl r conf cfg ini toml yaml yml "
-            "spec bb bbappend nix"
+            "spec bb bbappend nix po pot"
         ),
         HASH_SYNTAX,
     ),
