@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import tempfile
 import time
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
 
 MANIFEST_FORMAT = 1
 MAX_BYTES = 1 << 20  # a file larger than this is not warmed (`--max-bytes`)
+# A file's history as the walk gives it to the worker that blames it: as it is, or
+# pickled by the walk's own process; None: the worker reads it (file_history).
+Walked = History | bytes | None
 
 
 class FileSummary(NamedTuple):
@@ -130,7 +134,7 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         run.read_cached()
         run.carry_untouched()
         with _workers(jobs, len(run.todo)) as pool:
-            histories = run.walk()
+            histories = run.walk(apart=pool is not None)
             run.carry()
             tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
             for path, outcome, found in _run(
@@ -203,23 +207,27 @@ class _Warm:
                 self.report.cached += 1
                 self.tell(path, "cached")
 
-    def walk(self) -> dict[str, History | None]:
+    def walk(self, apart: bool) -> dict[str, Walked]:
         """The histories of the files left, and the newest revision of every file
         (what the next warm compares), from one walk; none when nothing is left
-        and every newest revision is known."""
+        and every newest revision is known. `apart`: in a process of its own,
+        each history given back pickled for the worker that blames it."""
         wanted = sorted(self.todo | {p for p in self.files if p not in self.tips})
         if not wanted:
             return {}
         started = time.monotonic()
-        histories = tree_histories(
-            self.repository, self.sha, wanted, keep=self.place.with_suffix(".log")
-        )
+        keep = self.place.with_suffix(".log")
+        if apart:
+            tips, histories = _walked_apart(self.repository, self.sha, wanted, keep)
+        else:
+            walked = tree_histories(self.repository, self.sha, wanted, keep=keep)
+            tips = {p: h[1] if h else None for p, h in walked.items()}
+            histories = dict(walked)
         self.report.walk_seconds = time.monotonic() - started
-        self.tips.update({p: h[1] if h else None for p, h in histories.items()})
+        self.tips.update(tips)
         for path in sorted(self.todo):
-            history = histories.get(path)
-            if history is not None and history[1] is None:  # a shallow clone's
-                self.todo.remove(path)
+            if histories.get(path) is not None and tips.get(path) is None:
+                self.todo.remove(path)  # a shallow clone's: no commit has it
                 self.skipped[path] = "no commit has it"
                 self.tell(path, "skipped")
         return histories
@@ -343,11 +351,52 @@ def _start(parent: int) -> None:
     processes.exit_with(parent)
 
 
+def _walked_apart(
+    repository: Repo, sha: str, wanted: Sequence[str], keep: Path
+) -> tuple[dict[str, str | None], dict[str, Walked]]:
+    """tree_histories in a process of its own, ended when it is done: the log and
+    the walk's tables (git.git: 260 MB) go back to the system with it, where the
+    warm's own process kept them to its end beside the workers (the whole tree's
+    peak, 1,164 MB summed). Each file's newest revision, and its history pickled
+    (37 MB for all of git.git's) for the worker that blames it."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from e2g import processes
+
+    with ProcessPoolExecutor(
+        1, mp_context=processes.context(), initializer=_start, initargs=(os.getpid(),)
+    ) as walker:
+        try:
+            return walker.submit(
+                _walk_job, str(repository.root), sha, list(wanted), str(keep)
+            ).result()
+        except BrokenProcessPool:
+            raise RepoError(
+                "the history walk's process died (killed, or out of memory)"
+            ) from None
+
+
+def _walk_job(
+    root: str, sha: str, wanted: list[str], keep: str
+) -> tuple[dict[str, str | None], dict[str, Walked]]:
+    walked = tree_histories(Repo.open(Path(root)), sha, wanted, keep=Path(keep))
+    return (
+        {path: found[1] if found else None for path, found in walked.items()},
+        {
+            path: None if found is None else pickle.dumps(found, protocol=5)
+            for path, found in walked.items()
+        },
+    )
+
+
 def _warm_one(
-    job: tuple[Settings, str, str, str, History | None],
+    job: tuple[Settings, str, str, str, Walked],
 ) -> tuple[str, str, FileSummary | str]:
     """One file blamed and its answers cached: its summary, or why it was not."""
-    settings, root, sha, path, history = job
+    settings, root, sha, path, walked = job
+    # Pickled by the walk's own process (our own bytes, never a file's).
+    history = pickle.loads(walked) if isinstance(walked, bytes) else walked  # noqa: S301
     try:
         repository = _worker_repo.get(root)
         if repository is None:
@@ -413,7 +462,7 @@ def _run(  # noqa: PLR0913 - the warm's state
     repository: Repo,
     sha: str,
     paths: Sequence[str],
-    histories: dict[str, History | None],
+    histories: dict[str, Walked],
     pool: ProcessPoolExecutor | None,
 ) -> Iterator[tuple[str, str, FileSummary | str]]:
     """Each file's outcome as it comes: in the worker processes of `pool` when

@@ -166,6 +166,7 @@ class TokenHistory:
                 self._repo, self._git_dir, todo, self.state.commits, self._lexer, marks
             )
             written = read_marks(marks, todo)
+        self._lexer.forget()  # the views are written: what it kept is done with
         self.state.commits.update(written)
         self._save()
         return len(todo)
@@ -483,7 +484,8 @@ class TokenHistory:
             * len(halves),
             ["".join(f"{sha}\n" for sha in half).encode() for half in halves],
         )
-        for record in b"".join(outputs).split(b"\x00")[1:]:
+        records = (record for output in outputs for record in output.split(b"\x00")[1:])
+        for record in records:
             head, _, diff = record.partition(b"\n")
             shas = head.decode("ascii").split()
             moved = moved_lines(diff) if len(shas) == 2 else {}  # not a root, a merge
