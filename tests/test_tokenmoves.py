@@ -7,13 +7,14 @@ and counting from the start."""
 from __future__ import annotations
 
 import difflib
-import re
+from itertools import groupby
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from e2g.git import tokenmoves
-from e2g.git.tokenmoves import MOVE_CONTEXT, MOVE_SCORE, moved_lines
+from e2g.git.tokenmoves import MOVE_CONTEXT, moved_lines
 
 
 def _diff(old: list[str], new: list[str]) -> bytes:
@@ -27,78 +28,24 @@ def _diff(old: list[str], new: list[str]) -> bytes:
     return "".join(lines).encode()
 
 
-def _plain(diff: bytes) -> dict[int, int]:
-    """moved_lines as first written: each change's context read from copies of
-    everything before and after it, each match's line counted from the start."""
-    changes = list(_plain_changes(diff))
-    removed = [sum(line.changed for line in old_side) for old_side, _ in changes]
-    sources: list[tokenmoves._Line | None] = []
-    for old_side, _ in changes:
-        sources += [None, *old_side]
-    sources.append(None)
-    hay = b"\n".join(b"\0" if line is None else line.token for line in sources)
-    found: dict[int, int] = {}
-    for _, new_side in changes:
-        block = [line for line in new_side if line.changed]
-        score = sum(len(re.findall(rb"[A-Za-z0-9]", line.token)) for line in block)
-        if len(block) < 2 or not 0 < score < MOVE_SCORE:
-            continue
-        needle = b"\n" + b"\n".join(line.token for line in block) + b"\n"
-        at = hay.find(needle)
-        while at != -1:
-            first = hay.count(b"\n", 0, at) + 1
-            run = sources[first : first + len(block)]
-            if tokenmoves._whole(run, removed):
-                found.update(
-                    (target.line, source.line)
-                    for source, target in zip(run, block, strict=True)
-                    if source is not None
-                )
-                break
-            at = hay.find(needle, at + 1)
-    return found
-
-
-def _plain_changes(diff: bytes):  # type: ignore[no-untyped-def]
-    items: list[tuple[bytes, bytes, int, int]] = []
-    old_line = new_line = 0
-    for raw in diff.split(b"\n"):
-        hunk = tokenmoves.HUNK.match(raw)
-        kind, text = raw[:1], raw[1:]
-        if hunk is not None:
-            old_line, new_line = int(hunk[1]), int(hunk[3])
-            items.append((b"@", b"", 0, 0))
-        elif kind == b" ":
-            items.append((kind, text, old_line, new_line))
-            old_line, new_line = old_line + 1, new_line + 1
-        elif kind == b"-" and not raw.startswith(b"--- "):
-            items.append((kind, text, old_line, 0))
-            old_line += 1
-        elif kind == b"+" and not raw.startswith(b"+++ "):
-            items.append((kind, text, 0, new_line))
-            new_line += 1
-    index = number = 0
-    Line = tokenmoves._Line
-    while index < len(items):
-        if items[index][0] not in (b"-", b"+"):
-            index += 1
-            continue
-        end = index
-        while end < len(items) and items[end][0] in (b"-", b"+"):
-            end += 1
-        before = tokenmoves._context(reversed(items[:index]))[::-1]
-        after = tokenmoves._context(items[end:])
-        change = items[index:end]
-        yield (
-            [Line(t, o, False, number) for t, o, _ in before]
-            + [Line(t, o, True, number) for kind, t, o, _ in change if kind == b"-"]
-            + [Line(t, o, False, number) for t, o, _ in after],
-            [Line(t, n, False, number) for t, _, n in before]
-            + [Line(t, n, True, number) for kind, t, _, n in change if kind == b"+"]
-            + [Line(t, n, False, number) for t, _, n in after],
+def _plain_changes(diff: bytes) -> list[tuple[object, object]]:
+    """Each change, its context read from copies of all that lies before and after
+    it (as first written)."""
+    items = tokenmoves._items(diff)
+    runs = [
+        [at for at, _ in run]
+        for changed, run in groupby(enumerate(items), lambda x: x[1][0] in b"-+")
+        if changed
+    ]
+    return [
+        tokenmoves._sides(
+            items[run[0] : run[-1] + 1],
+            tokenmoves._context(reversed(items[: run[0]]))[::-1],
+            tokenmoves._context(items[run[-1] + 1 :]),
+            number,
         )
-        index = end
-        number += 1
+        for number, run in enumerate(runs)
+    ]
 
 
 # Tokens as views have them: punctuation that repeats, short words, numbers.
@@ -132,8 +79,16 @@ def _edited(draw: st.DrawFn) -> tuple[list[str], list[str]]:
 @settings(max_examples=300, deadline=None)
 @given(_edited())
 def test_moves_are_the_plain_statements(views: tuple[list[str], list[str]]) -> None:
+    """The changes are those read from copies; a match's line found by bisection
+    is the one counted from the start."""
     diff = _diff(*views)
-    assert moved_lines(diff) == _plain(diff)
+    assert list(tokenmoves._changes(diff)) == _plain_changes(diff)
+    counted = moved_lines(diff)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            tokenmoves, "bisect_left", lambda breaks, at: sum(b < at for b in breaks)
+        )
+        assert moved_lines(diff) == counted
 
 
 def test_a_short_block_moved_below_the_next_is_found() -> None:
@@ -143,4 +98,3 @@ def test_a_short_block_moved_below_the_next_is_found() -> None:
     # The diff removed f from the top and added it at the bottom: each of f's
     # lines in the new view (11-16) repeats its line in the old (1-6).
     assert moved_lines(diff) == {11 + k: 1 + k for k in range(len(f))}
-    assert _plain(diff) == moved_lines(diff)

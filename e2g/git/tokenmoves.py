@@ -120,7 +120,43 @@ def _whole(run: Sequence[_Line | None], removed: Sequence[int]) -> bool:
 def _changes(diff: bytes) -> Iterator[tuple[_Side, _Side]]:
     """Each change of a unified diff (its removed and added lines, one run), each
     side with the context lines before and after it in that side's view."""
-    # (kind, token, old line, new line) of each line of the diff's hunks
+    items = _items(diff)
+    index = number = 0
+    while index < len(items):
+        if items[index][0] not in (b"-", b"+"):
+            index += 1
+            continue
+        end = index
+        while end < len(items) and items[end][0] in (b"-", b"+"):
+            end += 1
+        # Read outward from the change, never by copying what lies before it or
+        # after it (each copy as long as the diff: quadratic in its changes).
+        before = _context(items[at] for at in range(index - 1, -1, -1))[::-1]
+        after = _context(items[at] for at in range(end, len(items)))
+        yield _sides(items[index:end], before, after, number)
+        index = end
+        number += 1
+
+
+def _sides(
+    change: Sequence[tuple[bytes, bytes, int, int]],
+    before: Sequence[tuple[bytes, int, int]],
+    after: Sequence[tuple[bytes, int, int]],
+    number: int,
+) -> tuple[_Side, _Side]:
+    """A change's old side and new side, each with its context."""
+    return (
+        [_Line(t, o, False, number) for t, o, _ in before]
+        + [_Line(t, o, True, number) for kind, t, o, _ in change if kind == b"-"]
+        + [_Line(t, o, False, number) for t, o, _ in after],
+        [_Line(t, n, False, number) for t, _, n in before]
+        + [_Line(t, n, True, number) for kind, t, _, n in change if kind == b"+"]
+        + [_Line(t, n, False, number) for t, _, n in after],
+    )
+
+
+def _items(diff: bytes) -> list[tuple[bytes, bytes, int, int]]:
+    """(kind, token, old line, new line) of each line of the diff's hunks."""
     items: list[tuple[bytes, bytes, int, int]] = []
     old_line = new_line = 0
     for raw in diff.split(b"\n"):
@@ -138,29 +174,7 @@ def _changes(diff: bytes) -> Iterator[tuple[_Side, _Side]]:
         elif kind == b"+" and not raw.startswith(b"+++ "):
             items.append((kind, text, 0, new_line))
             new_line += 1
-    index = number = 0
-    while index < len(items):
-        if items[index][0] not in (b"-", b"+"):
-            index += 1
-            continue
-        end = index
-        while end < len(items) and items[end][0] in (b"-", b"+"):
-            end += 1
-        # Read outward from the change, never by copying what lies before it or
-        # after it (each copy as long as the diff: quadratic in its changes).
-        before = _context(items[at] for at in range(index - 1, -1, -1))[::-1]
-        after = _context(items[at] for at in range(end, len(items)))
-        change = items[index:end]
-        yield (
-            [_Line(t, o, False, number) for t, o, _ in before]
-            + [_Line(t, o, True, number) for kind, t, o, _ in change if kind == b"-"]
-            + [_Line(t, o, False, number) for t, o, _ in after],
-            [_Line(t, n, False, number) for t, _, n in before]
-            + [_Line(t, n, True, number) for kind, t, _, n in change if kind == b"+"]
-            + [_Line(t, n, False, number) for t, _, n in after],
-        )
-        index = end
-        number += 1
+    return items
 
 
 def _context(
