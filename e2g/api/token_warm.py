@@ -221,7 +221,7 @@ class _Warm:
             tips, histories = _walked_apart(self.repository, self.sha, wanted, keep)
         else:
             walked = tree_histories(self.repository, self.sha, wanted, keep=keep)
-            tips = {p: h[1] if h else None for p, h in walked.items()}
+            tips = _tips(walked)
             histories = dict(walked)
         self.report.walk_seconds = time.monotonic() - started
         self.tips.update(tips)
@@ -382,12 +382,17 @@ def _walk_job(
 ) -> tuple[dict[str, str | None], dict[str, Walked]]:
     walked = tree_histories(Repo.open(Path(root)), sha, wanted, keep=Path(keep))
     return (
-        {path: found[1] if found else None for path, found in walked.items()},
+        _tips(walked),
         {
             path: None if found is None else pickle.dumps(found, protocol=5)
             for path, found in walked.items()
         },
     )
+
+
+def _tips(walked: dict[str, History | None]) -> dict[str, str | None]:
+    """Each walked file's newest revision (None: none, or left to file_history)."""
+    return {path: found[1] if found else None for path, found in walked.items()}
 
 
 def _warm_one(
