@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from e2g.git import lineblame
+from e2g.git.ancestry import Ancestry
 from e2g.git.blame import Blame
 from e2g.git.filehistory import file_history
-from e2g.git.lineblame import line_blame
+from e2g.git.lineblame import along, line_blame
 from e2g.git.repo import Repo
+from e2g.git.treelog import tree_log
 from tests.conftest import git
 from tests.test_token_warm import Builder, body, build_tangled
 
@@ -104,3 +107,98 @@ def test_a_file_of_one_revision_walks_two_commits(
     assert spy.grafted == [True]
     assert {line.sha for line in found.lines} == {first}
     assert found == _full(opened, head, "once.c")
+
+
+def _ancestry(repo: Repo, head: str) -> Ancestry:
+    return Ancestry.of(tree_log(repo, head))
+
+
+def test_along_the_paths_of_a_tangled_history_every_file_blames_as_the_full_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the tree's changed paths (a warm's walk read them): every file of the
+    tangled history, at HEAD and before, gets git's own answer, and nearly all
+    from grafted blames alone."""
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    spy = Spy(opened, monkeypatch)
+    asked: list[set[str]] = []
+    real = lineblame.along
+
+    def spied(ancestry: Ancestry, paths: set[str]) -> list[list[str]]:
+        asked.append(set(paths))
+        return real(ancestry, paths)
+
+    monkeypatch.setattr(lineblame, "along", spied)
+    answered = files = 0
+    for rev in ("HEAD", "HEAD~3", "HEAD^2", "HEAD~6"):
+        head = opened.resolve(rev)
+        ancestry = _ancestry(opened, head)
+        names = git(repo.root, "ls-tree", "-r", "--name-only", head).split()
+        for path in names:
+            history = file_history(opened, head, path)
+            spy.grafted.clear()
+            found = line_blame(opened, head, path, history, ancestry)
+            files += 1
+            answered += False not in spy.grafted
+            assert found == _full(opened, head, path), (rev, path)
+    assert answered >= files - 2
+    assert len(asked) >= files  # every answer from the paths' grafts
+    assert {"b.c", "lib-b.c"} in asked  # a renamed file's history has both names
+
+
+def test_lines_copied_from_another_file_follow_that_file_along_its_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The function moved from b.c into a.c again, now with the tree's changed
+    paths: the first grafted blame names b.c, the second follows a.c and b.c
+    through the commits that changed either (the commits that changed neither
+    skipped), and its answer is the full walk's; with one try allowed, the full
+    walk answers."""
+    repo = Builder(tmp_path / "repo")
+    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
+    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
+    repo.commit("a only", {"a.c": body("a", 21)})
+    edited = moved.replace("* 7 + 3", "* 7 + 4")
+    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
+    others = [
+        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
+        for n in range(5)
+    ]
+    repo.commit(
+        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
+    )
+    repo.commit("later", {"other0.c": body("o0", 4)})
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
+    ancestry = _ancestry(opened, head)
+    grafts = along(ancestry, {"a.c", "b.c"})
+    assert not {sha for line in grafts for sha in line[1:]} & set(others)
+    spy = Spy(opened, monkeypatch)
+    history = file_history(opened, head, "a.c")
+    found = line_blame(opened, head, "a.c", history, ancestry)
+    assert spy.grafted == [True, True]
+    assert found == _full(opened, head, "a.c")
+    by_text = {line.text: line.sha for line in found.lines}
+    assert by_text["\treturn value * 7 + 4;"] == editor
+    assert (editor, "b.c") in found.paths
+    spy.grafted.clear()
+    monkeypatch.setattr(lineblame, "UNION_TRIES", 1)
+    assert line_blame(opened, head, "a.c", history, ancestry) == found
+    assert spy.grafted == [True, False]
+
+
+def test_an_ancestry_of_another_head_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    older = _ancestry(opened, opened.resolve("HEAD~3"))
+    head = opened.resolve("HEAD")
+
+    def unused(ancestry: Ancestry, paths: set[str]) -> list[list[str]]:
+        raise AssertionError(paths)
+
+    monkeypatch.setattr(lineblame, "along", unused)
+    found = line_blame(opened, head, "a.c", file_history(opened, head, "a.c"), older)
+    assert found == _full(opened, head, "a.c")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from e2g import config
+from e2g.git.ancestry import Ancestry
 from e2g.git.filehistory import file_history
 from e2g.git.repo import Repo
 from e2g.git.treehistory import touched_since, tree_histories
@@ -256,6 +257,11 @@ def test_a_warm_tree_answers_every_file_as_single_file_use_does(
     assert report["warmed"] == len(files)
     assert report["skipped"] == {"binary": 1}  # drivers/frob/firmware.bin
     assert "tokens of" in done.stderr and "blamed" in done.stderr
+    # Beside the kept log, the commits' changed paths the workers' line blames
+    # walked (e2g.git.lineblame), of the warmed revision.
+    (written,) = (warmed / "token-trees").glob("*.ancestry")
+    ancestry = Ancestry.read(written)
+    assert ancestry is not None and ancestry.head == report["rev"]
     single = fresh_data(settings, tmp_path / "single")
     for path in files:
         assert token_json(warmed, repo, path) == token_json(single, repo, path), path

@@ -47,11 +47,13 @@ from e2g.api.token_cache import LENSES, TREES, cache_root, prune_cache, read_res
 from e2g.api.tokens import spans_key, token_origins, write_spans
 from e2g.config import Settings
 from e2g.errors import E2gError, RepoError, UsageError
+from e2g.git.ancestry import Ancestry, ancestry_path
 from e2g.git.lens import lens_directory, write_lens
 from e2g.git.repo import Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, cache_key
 from e2g.git.treefiles import TreeFile, tree_files
 from e2g.git.treehistory import History, touched_since, tree_histories
+from e2g.git.treelog import tree_log
 from e2g.tokens.lex import Token, lexer_for
 
 if TYPE_CHECKING:
@@ -137,8 +139,9 @@ def warm(  # noqa: PLR0913 - options are keyword-only
             histories = run.walk(apart=pool is not None)
             run.carry()
             tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
+            ancestry = ancestry_path(run.place.with_suffix(".log"))
             for path, outcome, found in _run(
-                settings, repository, sha, tasks, histories, pool
+                settings, repository, (sha, ancestry), tasks, histories, pool
             ):
                 run.done(path, outcome, found)
         _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
@@ -220,7 +223,7 @@ class _Warm:
         if apart:
             tips, histories = _walked_apart(self.repository, self.sha, wanted, keep)
         else:
-            walked = tree_histories(self.repository, self.sha, wanted, keep=keep)
+            walked = _walk(self.repository, self.sha, wanted, keep)
             tips = _tips(walked)
             histories = dict(walked)
         self.report.walk_seconds = time.monotonic() - started
@@ -377,10 +380,23 @@ def _walked_apart(
             ) from None
 
 
+def _walk(
+    repository: Repo, sha: str, wanted: Sequence[str], keep: Path
+) -> dict[str, History | None]:
+    """The files' histories from one walk of the log (kept at `keep`), and every
+    commit's changed paths written beside it for the workers' line blames
+    (e2g.git.lineblame: the history of a file and the files its lines came from,
+    instead of git's walk of every commit)."""
+    log = tree_log(repository, sha, keep)
+    walked = tree_histories(repository, sha, wanted, log=log)
+    Ancestry.of(log).write(ancestry_path(keep))
+    return walked
+
+
 def _walk_job(
     root: str, sha: str, wanted: list[str], keep: str
 ) -> tuple[dict[str, str | None], dict[str, Walked]]:
-    walked = tree_histories(Repo.open(Path(root)), sha, wanted, keep=Path(keep))
+    walked = _walk(Repo.open(Path(root)), sha, wanted, Path(keep))
     return (
         _tips(walked),
         {
@@ -395,11 +411,29 @@ def _tips(walked: dict[str, History | None]) -> dict[str, str | None]:
     return {path: found[1] if found else None for path, found in walked.items()}
 
 
+_worker_ancestry: dict[str, tuple[tuple[int, ...], Ancestry | None]] = {}
+
+
+def _ancestry(place: str, sha: str) -> Ancestry | None:
+    """The commits' changed paths the walk wrote, read once per worker (again
+    when the file was replaced); None when it is not there or not of `sha`."""
+    try:
+        status = Path(place).stat()
+    except OSError:
+        return None
+    stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+    known = _worker_ancestry.get(place)
+    if known is None or known[0] != stamp:
+        known = _worker_ancestry[place] = (stamp, Ancestry.read(Path(place)))
+    found = known[1]
+    return found if found is not None and found.head == sha else None
+
+
 def _warm_one(
-    job: tuple[Settings, str, str, str, Walked],
+    job: tuple[Settings, str, tuple[str, Path], str, Walked],
 ) -> tuple[str, str, FileSummary | str]:
     """One file blamed and its answers cached: its summary, or why it was not."""
-    settings, root, sha, path, walked = job
+    settings, root, (sha, ancestry), path, walked = job
     # Pickled by the walk's own process (our own bytes, never a file's).
     history = pickle.loads(walked) if isinstance(walked, bytes) else walked  # noqa: S301
     try:
@@ -423,6 +457,7 @@ def _warm_one(
             ignore=ignore,
             directory=directory,
             walked=history,
+            ancestry=_ancestry(str(ancestry), sha) if history else None,
             prune=False,
         )
         write_spans(
@@ -465,7 +500,7 @@ def _workers(jobs: int, count: int) -> Iterator[ProcessPoolExecutor | None]:
 def _run(  # noqa: PLR0913 - the warm's state
     settings: Settings,
     repository: Repo,
-    sha: str,
+    sha: tuple[str, Path],
     paths: Sequence[str],
     histories: dict[str, Walked],
     pool: ProcessPoolExecutor | None,

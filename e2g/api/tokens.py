@@ -39,6 +39,7 @@ from e2g.api.token_cache import (
 )
 from e2g.config import Settings
 from e2g.errors import E2gError, NotFound, UsageError
+from e2g.git.ancestry import Ancestry
 from e2g.git.blame import Blame, BlameCommit
 from e2g.git.filehistory import file_history
 from e2g.git.lineblame import line_blame
@@ -313,13 +314,16 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
     ignore: Sequence[str] | None = None,
     directory: Path | None = None,
     walked: History | None = None,
+    ancestry: Ancestry | None = None,
     prune: bool = True,
 ) -> tuple[list[Token], TokenBlame]:
     """The file's tokens and their origins: the cached answer, or a new one (the
     throwaway history brought up to date, then blamed) which is cached. `ignore`:
     the revisions blame looks through, and `directory`: the file's cache, when the
     caller found them already; `walked`: the file's revisions up to `sha`, when a
-    walk of the whole tree found them (e2g.git.treehistory); `prune` False leaves
+    walk of the whole tree found them (e2g.git.treehistory), and `ancestry`: the
+    commits' changed paths that walk read (line blame follows the lines' files
+    through it); `prune` False leaves
     the cache's bound to the caller (a tree's warm prunes once, at its end)."""
     if directory is None:
         directory = file_cache(settings, repository, path, lexer)
@@ -342,7 +346,7 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
         lines = (
             pool.submit(repository.blame, None, path)
             if contents is not None
-            else pool.submit(line_blame, reader, sha, path, (revisions, tip))
+            else pool.submit(line_blame, reader, sha, path, (revisions, tip), ancestry)
         )
         tokens = lexer.tokens(text)
         view = (

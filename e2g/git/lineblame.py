@@ -26,6 +26,24 @@ long one (GRAFTED_REVISIONS), where the attempt mostly ends so and costs more th
 the walk it would save. The answer is the full walk's in every case: identical on
 every file of liburing (525) and sparse (1,098) and 226 of git.git
 (three random samples), and in tests.
+
+Where a walk of the whole tree gave the commits' changed paths (e2g.git.ancestry),
+the grafts follow the lines into other files instead of giving up: the history
+is that of a set of paths, the file's own (its renames') to begin with, and an
+answer naming a path outside the set is blamed again with those paths added (up
+to UNION_TRIES times). Of the commits, those that changed a path of the set
+against their first parent keep their own parents, as above; any other commit
+(its paths of the set are its first parent's) is one where git, for any line of
+any of those paths, finds the first parent's blob the same and passes it all
+there: such a commit, where git reaches it as a parent, is grafted onto the
+nearest commit down its first parents that changed one of the paths (or made a
+root). So git compares each commit that changed a path of the set with its real
+parents (-C sees the files modified in the same commit, as in the full walk), and
+every path of the set goes through exactly the commits that changed it. An
+answer naming only paths of the set is the full walk's. Over 149 random files of
+git.git of fewer than GRAFTED_REVISIONS revisions, line blame went 27.1 s -> 14.3
+s (138 answered so, 0 differing from the full walk's, 2 walked in full after the
+tries; 59 of another 60, 0 differing).
 """
 
 from __future__ import annotations
@@ -34,6 +52,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from e2g.git.ancestry import NONE, Ancestry
 from e2g.git.blame import Blame
 from e2g.git.filehistory import Revision, blobs_at
 from e2g.git.repo import FULL_SHA, Repo
@@ -43,6 +62,9 @@ from e2g.git.repo import FULL_SHA, Repo
 # 100-400 revisions were walked in full after all 11 times in 14 (the grafted
 # attempt 6.0 s of their 14.9 s), those of 20-100 15 times in 33 (3.5 s of 17.5).
 GRAFTED_REVISIONS = 100
+# Blames of a growing set of paths before the full walk: of 149 random files of
+# git.git, 1 try answered 103, 2 25, 3 6, 4 4, and 2 did not settle in 4.
+UNION_TRIES = 4
 
 
 def line_blame(
@@ -50,27 +72,82 @@ def line_blame(
     sha: str,
     path: str,
     history: tuple[Sequence[Revision], str | None],
+    ancestry: Ancestry | None = None,
 ) -> Blame:
     """`git blame --porcelain -w -M -C` of `path` at `sha` (as Repo.blame gives
     it), walking only `path`'s history (file_history's revisions up to `sha`, and
-    the newest's key) where that gives the same answer."""
+    the newest's key) where that gives the same answer; `ancestry`: every
+    commit's changed paths up to `sha`, when a walk of the tree read them."""
     revisions, tip = history
     short = tip is not None and len(revisions) < GRAFTED_REVISIONS
+    if short and ancestry is not None and ancestry.head == sha:
+        paths = {path, *(revision.path for revision in revisions)}
+        found = _along(repo, sha, path, paths, ancestry)
+        return found if found is not None else repo.blame(sha, path)
     grafts = _grafts(repo, revisions) if short else None
     if grafts is not None and tip is not None:
         newest = tip.partition(":")[0]
         if newest != sha:  # the blamed commit has the newest revision's file
             grafts.append([sha, newest])
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="ascii", suffix=".grafts"
-        ) as handle:
-            handle.write("".join(" ".join(line) + "\n" for line in grafts))
-            handle.flush()
-            found = repo.blame(sha, path, ancestry=Path(handle.name))
+        found = _grafted_blame(repo, sha, path, grafts)
         keys = {revision.key for revision in revisions}
         if all(f"{commit}:{name}" in keys for commit, name in found.paths):
             return found
     return repo.blame(sha, path)
+
+
+def _grafted_blame(repo: Repo, sha: str, path: str, grafts: list[list[str]]) -> Blame:
+    with tempfile.NamedTemporaryFile("w", encoding="ascii", suffix=".grafts") as handle:
+        handle.write("".join(" ".join(line) + "\n" for line in grafts))
+        handle.flush()
+        return repo.blame(sha, path, ancestry=Path(handle.name))
+
+
+def _along(
+    repo: Repo, sha: str, path: str, paths: set[str], ancestry: Ancestry
+) -> Blame | None:
+    """`path`'s blame along the history of `paths` and of those its lines came
+    from; None when they did not settle in UNION_TRIES blames."""
+    for _ in range(UNION_TRIES):
+        found = _grafted_blame(repo, sha, path, along(ancestry, paths))
+        named = {name for _, name in found.paths}
+        if named <= paths:
+            return found
+        paths |= named
+    return None
+
+
+def along(ancestry: Ancestry, paths: set[str]) -> list[list[str]]:
+    """The graft lines that give git the history of `paths` from the ancestry's
+    head: each commit that changed none of them, where a commit that did (or the
+    head) has it as a parent, grafted onto the nearest down its first parents
+    that did (no parent where none did)."""
+    kept = ancestry.changed(paths)
+    nearest: dict[int, int] = {}
+
+    def stand(commit: int) -> int:
+        walked = []
+        while commit != NONE and commit not in kept:
+            known = nearest.get(commit)
+            if known is not None:
+                commit = known
+                break
+            walked.append(commit)
+            commit = ancestry.first[commit]
+        for each in walked:
+            nearest[each] = commit
+        return commit
+
+    # The head (commit 0) is where git starts: grafted like a parent when it
+    # changed none of the paths.
+    reached = {0} | {p for commit in kept for p in ancestry.parents(commit)}
+    grafted = {
+        commit: stand(ancestry.first[commit]) for commit in sorted(reached - kept)
+    }
+    return [
+        [ancestry.sha(commit)] + ([] if onto == NONE else [ancestry.sha(onto)])
+        for commit, onto in grafted.items()
+    ]
 
 
 class _Unclear(Exception):

@@ -40,7 +40,7 @@ from e2g.git.filehistory import (
     _parents_first,
 )
 from e2g.git.repo import FULL_SHA, Repo
-from e2g.git.treelog import Commit, raw_entries, records, tree_log
+from e2g.git.treelog import Commit, TreeLog, raw_entries, records, tree_log
 
 BLOCK = 64  # paths per block of a commit's table
 
@@ -62,13 +62,19 @@ class _Query:
 
 
 def tree_histories(
-    repo: Repo, head: str, paths: Sequence[str], *, keep: Path | None = None
+    repo: Repo,
+    head: str,
+    paths: Sequence[str],
+    *,
+    keep: Path | None = None,
+    log: TreeLog | None = None,
 ) -> dict[str, History | None]:
     """Each path's history up to `head` as file_history gives it (revisions
     parents first, and the tip), from one walk; None for a path to leave to
     file_history. `keep`: where the log read is kept for the next walk
-    (e2g.git.treelog)."""
-    log = tree_log(repo, head, keep)
+    (e2g.git.treelog); `log`: the log up to `head`, when the caller read it."""
+    if log is None or log.head != head:
+        log = tree_log(repo, head, keep)
     commits = log.commits
     merges = (log.combined, _octopus_diffs(repo, commits))
     walk = _Files(paths)

@@ -1,0 +1,107 @@
+"""The commits' changed paths a warm writes for its workers (e2g.git.ancestry):
+read back as written, not used when damaged, and whole after a writer is killed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from e2g.git.ancestry import Ancestry
+from e2g.git.lineblame import along
+from e2g.git.repo import Repo
+from e2g.git.treelog import tree_log
+from tests import fault_hook
+from tests.conftest import git
+from tests.test_token_warm import build_tangled
+
+
+def _facts(ancestry: Ancestry, paths: list[str]) -> object:
+    count = len(ancestry.first)
+    return (
+        ancestry.head,
+        [ancestry.sha(n) for n in range(count)],
+        [ancestry.parents(n) for n in range(count)],
+        [sorted(ancestry.changed([path])) for path in paths],
+        [along(ancestry, {path}) for path in paths],
+    )
+
+
+def test_read_back_as_written_and_as_git_tells_it(tmp_path: Path) -> None:
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
+    ancestry = Ancestry.of(tree_log(opened, head))
+    paths = ["a.c", "lib-b.c", "b.c", "d.c", "x", "x/inner.c", "nothing.c"]
+    place = tmp_path / "tree.ancestry"
+    ancestry.write(place)
+    again = Ancestry.read(place)
+    assert again is not None
+    assert _facts(again, paths) == _facts(ancestry, paths)
+    # The facts are git's: parents in order, and the commits that changed a.c
+    # against their first parent (a root: that has it).
+    listed = git(repo.root, "rev-list", "--topo-order", "--parents", head).split("\n")
+    for n, line in enumerate(row for row in listed if row):
+        sha, *parents = line.split()
+        assert ancestry.sha(n) == sha
+        assert [ancestry.sha(p) for p in ancestry.parents(n)] == parents
+    changed = set()
+    for line in listed:
+        sha, *parents = line.split() or [""]
+        against = parents[:1] or ["--root"]
+        if (
+            sha
+            and "a.c"
+            in git(
+                repo.root,
+                "diff-tree",
+                "--no-renames",
+                "-r",
+                "--name-only",
+                *against,
+                sha,
+            ).split()
+        ):
+            changed.add(sha)
+    assert len(changed) > 5
+    assert {ancestry.sha(n) for n in ancestry.changed(["a.c"])} == set(changed)
+
+
+def test_a_damaged_file_is_not_used(tmp_path: Path) -> None:
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    place = tmp_path / "tree.ancestry"
+    Ancestry.of(tree_log(opened, opened.resolve("HEAD"))).write(place)
+    whole = place.read_bytes()
+    for damage in (whole[: len(whole) // 2], b"", b"not ours at all", whole[:-3]):
+        place.write_bytes(damage)
+        assert Ancestry.read(place) is None
+    assert Ancestry.read(tmp_path / "absent") is None
+
+
+def test_a_writer_killed_midway_leaves_the_file_before(tmp_path: Path) -> None:
+    repo = build_tangled(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    place = tmp_path / "tree.ancestry"
+    Ancestry.of(tree_log(opened, opened.resolve("HEAD~3"))).write(place)
+    before = place.read_bytes()
+    script = (
+        "import sys; from pathlib import Path; from e2g.git.repo import Repo; "
+        "from e2g.git.treelog import tree_log; from e2g.git.ancestry import Ancestry; "
+        "repo = Repo.open(Path(sys.argv[1])); "
+        "Ancestry.of(tree_log(repo, repo.resolve('HEAD'))).write(Path(sys.argv[2]))"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", script, str(repo.root), str(place)],
+        env={**os.environ, **fault_hook.environment("kill@ancestry.write")},
+        capture_output=True,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert place.read_bytes() == before
+    assert list(tmp_path.glob(".tree.ancestry.*.tmp"))
+    Ancestry.of(tree_log(opened, opened.resolve("HEAD"))).write(place)
+    found = Ancestry.read(place)
+    assert found is not None and found.head == opened.resolve("HEAD")
+    assert not list(tmp_path.glob(".tree.ancestry.*.tmp"))  # the leftover is gone
