@@ -130,6 +130,7 @@ def test_along_the_paths_of_a_tangled_history_every_file_blames_as_the_full_walk
         return real(ancestry, paths)
 
     monkeypatch.setattr(lineblame, "along", spied)
+    monkeypatch.setattr(lineblame, "WALK_PER_COMMIT", 60.0)  # try as on a big one
     answered = files = 0
     for rev in ("HEAD", "HEAD~3", "HEAD^2", "HEAD~6"):
         head = opened.resolve(rev)
@@ -151,10 +152,11 @@ def test_lines_copied_from_another_file_follow_that_file_along_its_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The function moved from b.c into a.c again, now with the tree's changed
-    paths: the first grafted blame names b.c, the second follows a.c and b.c
-    through the commits that changed either (the commits that changed neither
-    skipped), and its answer is the full walk's; with one try allowed, the full
-    walk answers."""
+    paths: the first grafted blame names b.c; where the walk of every commit is
+    cheaper than a try (this small history) the full walk answers at once, else the
+    second try follows a.c and b.c through the commits that changed either (the
+    commits that changed neither skipped); with one try allowed, the full walk
+    answers. The answer is the full walk's every time."""
     repo = Builder(tmp_path / "repo")
     moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
     repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
@@ -176,6 +178,13 @@ def test_lines_copied_from_another_file_follow_that_file_along_its_history(
     assert not {sha for line in grafts for sha in line[1:]} & set(others)
     spy = Spy(opened, monkeypatch)
     history = file_history(opened, head, "a.c")
+    # A walk of these few commits costs less than a try: tries stop at once.
+    found = line_blame(opened, head, "a.c", history, ancestry)
+    assert spy.grafted == [True, False]
+    assert found == _full(opened, head, "a.c")
+    # Had the walk cost more, the second try follows b.c.
+    monkeypatch.setattr(lineblame, "WALK_PER_COMMIT", 60.0)
+    spy.grafted.clear()
     found = line_blame(opened, head, "a.c", history, ancestry)
     assert spy.grafted == [True, True]
     assert found == _full(opened, head, "a.c")
