@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from e2g import config
+from e2g.api import tokens as tokens_api
+from e2g.api.token_cache import LINES_FROM, read_lines_from, write_lines_from
+from e2g.api.tokens import token_origins
 from e2g.git import lineblame
 from e2g.git.ancestry import Ancestry
 from e2g.git.blame import Blame
@@ -15,6 +19,7 @@ from e2g.git.filehistory import file_history
 from e2g.git.lineblame import along, line_blame
 from e2g.git.repo import Repo
 from e2g.git.treelog import tree_log
+from e2g.tokens.lex import lexer_for
 from tests.conftest import git
 from tests.test_token_warm import Builder, body, build_tangled
 
@@ -211,3 +216,90 @@ def test_an_ancestry_of_another_head_is_not_used(
     monkeypatch.setattr(lineblame, "along", unused)
     found = line_blame(opened, head, "a.c", file_history(opened, head, "a.c"), older)
     assert found == _full(opened, head, "a.c")
+
+
+def _moved_helper(root: Path) -> tuple[Repo, str, str]:
+    """b.c's helper, edited in b.c, then moved into a.c: (repo, head, editor)."""
+    repo = Builder(root)
+    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
+    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
+    repo.commit("a only", {"a.c": body("a", 21)})
+    edited = moved.replace("* 7 + 3", "* 7 + 4")
+    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
+    for n in range(3):
+        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
+    repo.commit(
+        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
+    )
+    opened = Repo.open(repo.root)
+    return opened, opened.resolve("HEAD"), editor
+
+
+def test_the_paths_an_earlier_blame_named_are_followed_from_the_first_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`seen` (what the file's last line blame named, kept in its cache): the first
+    try follows b.c too and settles; a long history (GRAFTED_REVISIONS or more),
+    walked in full without them, is tried once along them; a stale record (a path
+    the lines no longer come from) still gets the full walk's answer."""
+    opened, head, editor = _moved_helper(tmp_path / "repo")
+    ancestry = _ancestry(opened, head)
+    history = file_history(opened, head, "a.c")
+    full = _full(opened, head, "a.c")
+    spy = Spy(opened, monkeypatch)
+    monkeypatch.setattr(lineblame, "WALK_PER_COMMIT", 60.0)
+    assert line_blame(opened, head, "a.c", history, ancestry, {"b.c"}) == full
+    assert spy.grafted == [True]
+    monkeypatch.setattr(lineblame, "GRAFTED_REVISIONS", 1)
+    for seen, calls in (
+        ((), [False]),
+        ({"b.c"}, [True]),
+        ({"other0.c"}, [True, False]),
+    ):
+        spy.grafted.clear()
+        assert line_blame(opened, head, "a.c", history, ancestry, seen) == full, seen
+        assert spy.grafted == calls, seen
+    assert (editor, "b.c") in full.paths
+
+
+def test_a_token_blame_keeps_the_paths_its_lines_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record a later warm seeds line blame with: written by a token blame,
+    read back; a damaged or oversized one is none."""
+    opened, head, _ = _moved_helper(tmp_path / "repo")
+    settings = config.Settings(data_dir=tmp_path / "data")
+    ancestry = _ancestry(opened, head)
+    directory = tmp_path / "data" / "tokens" / "a"
+    seen: list[object] = []
+    real = tokens_api.line_blame
+
+    def spied(*arguments: object) -> Blame:
+        seen.append(arguments[-1])
+        return real(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tokens_api, "line_blame", spied)
+    for _ in range(2):
+        token_origins(
+            settings,
+            opened,
+            "a.c",
+            head,
+            lexer_for("a.c"),
+            text=opened.file_text(head, "a.c"),
+            contents=None,
+            directory=directory,
+            walked=file_history(opened, head, "a.c"),
+            ancestry=ancestry,
+            prune=False,
+        )
+        for answer in (directory / "results").glob("*.json"):
+            answer.unlink()  # blamed again, not read from the cache
+    assert seen == [frozenset(), frozenset({"a.c", "b.c"})]
+    assert read_lines_from(directory) == {"a.c", "b.c"}
+    (directory / LINES_FROM).write_bytes(b'{"paths": ["a.c", 3]}')
+    assert read_lines_from(directory) == frozenset()
+    (directory / LINES_FROM).write_bytes(b"not json")
+    assert read_lines_from(directory) == frozenset()
+    write_lines_from(directory, [f"{n:09}.c" for n in range(200_000)])
+    assert (directory / LINES_FROM).read_bytes() == b"not json"  # not written

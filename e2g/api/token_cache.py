@@ -163,6 +163,44 @@ def write_json(directory: Path, key: str, data: object) -> None:
             old.unlink()
 
 
+LINES_FROM = "lines-from.json"  # the paths the file's last line blame named
+MAX_LINES_FROM = 1 << 20
+
+
+def read_lines_from(directory: Path) -> frozenset[str]:
+    """The paths the file's last line blame named (e2g.git.lineblame follows them
+    from its first try); none when there is no such record or it is damaged."""
+    try:
+        with (directory / LINES_FROM).open("rb") as handle:
+            data = json.loads(handle.read(MAX_LINES_FROM + 1))
+    except (OSError, ValueError):
+        return frozenset()
+    paths = data.get("paths") if isinstance(data, dict) else None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return frozenset()
+    return frozenset(paths)
+
+
+def write_lines_from(directory: Path, paths: Sequence[str]) -> None:
+    """Replaced whole (a hint: a record lost or damaged only costs a try, so it is
+    not synced); too many paths to be worth following are not recorded."""
+    data = json.dumps({"paths": sorted(paths)}).encode("utf-8", "surrogateescape")
+    if len(data) > MAX_LINES_FROM:
+        return
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True)
+        descriptor, name = tempfile.mkstemp(
+            dir=directory, prefix=f".{LINES_FROM}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+            Path(name).replace(directory / LINES_FROM)
+        finally:
+            with contextlib.suppress(OSError):
+                Path(name).unlink()
+
+
 def commit_json(commit: BlameCommit) -> dict[str, str]:
     return {
         "summary": commit.summary,

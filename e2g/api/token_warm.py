@@ -500,16 +500,17 @@ def _workers(jobs: int, count: int) -> Iterator[ProcessPoolExecutor | None]:
 def _run(  # noqa: PLR0913 - the warm's state
     settings: Settings,
     repository: Repo,
-    sha: tuple[str, Path],
+    at: tuple[str, Path],
     paths: Sequence[str],
     histories: dict[str, Walked],
     pool: ProcessPoolExecutor | None,
 ) -> Iterator[tuple[str, str, FileSummary | str]]:
-    """Each file's outcome as it comes: in the worker processes of `pool` when
-    there are (a worker that dies, killed or out of memory, ends the run: what
-    was done is kept, and the next run resumes)."""
+    """Each file's outcome as it comes (`at`: the revision, and where the walk
+    wrote its ancestry): in the worker processes of `pool` when there are (a
+    worker that dies, killed or out of memory, ends the run: what was done is
+    kept, and the next run resumes)."""
     work = [
-        (settings, str(repository.root), sha, path, histories.get(path))
+        (settings, str(repository.root), at, path, histories.get(path))
         for path in paths
     ]
     if pool is None or len(work) < 2:

@@ -32,9 +32,11 @@ from e2g.api.token_cache import (
     file_cache,
     history_reader,
     prune_cache,
+    read_lines_from,
     read_result,
     result_key,
     write_json,
+    write_lines_from,
     write_result,
 )
 from e2g.config import Settings
@@ -346,7 +348,15 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
         lines = (
             pool.submit(repository.blame, None, path)
             if contents is not None
-            else pool.submit(line_blame, reader, sha, path, (revisions, tip), ancestry)
+            else pool.submit(
+                line_blame,
+                reader,
+                sha,
+                path,
+                (revisions, tip),
+                ancestry,
+                read_lines_from(directory) if ancestry is not None else (),
+            )
         )
         tokens = lexer.tokens(text)
         view = (
@@ -359,7 +369,10 @@ def token_origins(  # noqa: PLR0913 - options are keyword-only
             blamed = history.blame(
                 tip, ignore=ignore, contents=view, tokens=len(tokens)
             )
-        blamed = _not_newer_than_lines(tokens, blamed, lines.result())
+        lined = lines.result()
+        blamed = _not_newer_than_lines(tokens, blamed, lined)
+    if contents is None:
+        write_lines_from(directory, list({name for _, name in lined.paths}))
     write_result(directory, key, tokens, blamed)  # atomic: no lock needed
     if prune:
         prune_cache(settings, keep=directory)
