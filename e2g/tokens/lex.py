@@ -40,7 +40,7 @@ _FOLD = re.compile(r"\s+")
 MAX_TOKEN_VIEW = 4096  # characters of one token written to the view (a huge comment)
 # Bump whenever a lexer splits any text differently: token histories cached by an
 # older one are built again (e2g.git.tokenview keys its caches by it).
-VERSION = 2
+VERSION = 3
 
 
 class Token(NamedTuple):
@@ -87,6 +87,8 @@ class Syntax(NamedTuple):
     """A family of languages, as far as tokens go."""
 
     name: str
+    # Where a line comment starts (regular expressions): the shell's and Perl's
+    # `$#` and `${#` are the count or last index of something, not comments.
     line_comments: tuple[str, ...]
     # (opener, closer, is_comment): tokens that may run over several lines
     blocks: tuple[tuple[str, str, bool], ...]
@@ -99,7 +101,7 @@ _OPERATORS = (
 )
 
 C_SYNTAX = Syntax("c", ("//",), (("/*", "*/", True),), single_quote_is_char=True)
-HASH_SYNTAX = Syntax("hash", ("#",), (), single_quote_is_char=False)
+HASH_SYNTAX = Syntax("hash", (r"(?<![$\{])#",), (), single_quote_is_char=False)
 PYTHON_SYNTAX = Syntax(
     "python",
     ("#",),
@@ -123,8 +125,8 @@ _BY_SUFFIX = {
     ),
     **dict.fromkeys(
         _words(
-            "sh bash zsh ksh pl pm t rb mk cmake awk tcl r conf cfg ini toml yaml yml "
-            "spec bb bbappend nix po pot"
+            "sh bash zsh ksh pl pm t perl ph rb mk mak cmake awk tcl r conf cfg ini "
+            "toml yaml yml spec bb bbappend nix po pot"
         ),
         HASH_SYNTAX,
     ),
@@ -144,9 +146,7 @@ _BY_NAME = {
 def _pattern(syntax: Syntax) -> re.Pattern[str]:
     openers = "|".join(re.escape(opener) for opener, _, _ in syntax.blocks)
     # A line comment ends at its last visible character, not at the line's end.
-    comments = "|".join(
-        re.escape(prefix) + r"(?:.*\S)?" for prefix in syntax.line_comments
-    )
+    comments = "|".join(f"{prefix}(?:.*\\S)?" for prefix in syntax.line_comments)
     single = (
         r"'(?:\\.|[^'\\]){1,8}'"
         if syntax.single_quote_is_char
