@@ -292,6 +292,17 @@ def test_an_older_revision_and_a_later_one_share_the_cache(
     with TokenHistory(repo, "src/calc.c", lexer, directory) as history:
         assert history.update(revisions) == 3  # move, reindent, join
         assert tip == f"{shas['join']}:src/calc.c"
+    # The throwaway repository has none of a template's files (sample hooks...),
+    # and git never packs it on its own.
+    views = directory / "view.git"
+    assert not (views / "hooks").exists() and not (views / "description").exists()
+    found = subprocess.run(
+        ["git", "--git-dir", str(views), "config", "gc.auto"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == "0"
 
 
 def test_a_damaged_cache_is_rebuilt(built, tmp_path: Path) -> None:
