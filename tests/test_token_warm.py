@@ -541,3 +541,42 @@ def test_a_file_another_lexer_reads_now_is_blamed_again(
     report = warm(data, repo=repo, jobs=1)
     assert report.warmed == len(headers) + 1  # the headers, and the new file
     assert report.carried == len(text_files(repo)) - len(headers) - 1
+
+
+def test_heavy_files_are_handed_out_one_at_a_time_while_light_ones_remain() -> None:
+    """Two workers: never two heavy files at once while a light one waits (two
+    catalogs and their gits at once took git.git's warm to 995 MB); each worker
+    has one more file queued; heavy files in their order, the first at once;
+    once the light ones are done, the heavy ones take every worker."""
+    from e2g.api.token_warm import _Dispatch
+
+    heavy = ["h1", "h2", "h3", "h4"]
+    order = [*heavy, *(f"l{n}" for n in range(1, 7))]
+    dispatch = _Dispatch(order, set(heavy), 2)
+    handed = dispatch.ready()
+    assert handed == ["h1", "l1", "l2"]
+    running = list(handed)
+    seen = list(handed)
+    while running:
+        # The light files finish first; a heavy one only once no light one runs.
+        done = next((p for p in running if p.startswith("l")), running[0])
+        running.remove(done)
+        dispatch.finished(done)
+        more = dispatch.ready()
+        running += more
+        seen += more
+        light_left = [p for p in order if p.startswith("l") and p not in seen]
+        if light_left:
+            assert sum(p.startswith("h") for p in running) <= 1, running
+        assert len(running) <= 3
+    assert sorted(seen) == sorted(order)
+    assert [p for p in seen if p.startswith("h")] == heavy
+    assert dispatch.ready() == []
+    # A heavy file done while light ones run: the next heavy one is handed out at
+    # once (queued), not after every light one.
+    dispatch = _Dispatch(order, set(heavy), 2)
+    assert dispatch.ready() == ["h1", "l1", "l2"]
+    dispatch.finished("h1")
+    assert dispatch.ready() == ["h2"]
+    dispatch.finished("l1")
+    assert dispatch.ready() == ["l3"]

@@ -37,7 +37,7 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -135,13 +135,20 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         _write_pins(run.place, run.dirs.values())
         run.read_cached()
         run.carry_untouched()
-        with _workers(jobs, len(run.todo)) as pool:
+        width = _width(jobs, len(run.todo))
+        with _workers(width, len(run.todo)) as pool:
             histories = run.walk(apart=pool is not None)
             run.carry()
             tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
+            heavy = {path for path in tasks if run.files[path].size >= HEAVY_BYTES}
             ancestry = ancestry_path(run.place.with_suffix(".log"))
             for path, outcome, found in _run(
-                settings, repository, (sha, ancestry), tasks, histories, pool
+                settings,
+                repository,
+                (sha, ancestry),
+                (tasks, heavy),
+                histories,
+                (pool, width),
             ):
                 run.done(path, outcome, found)
         _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
@@ -469,13 +476,18 @@ def _warm_one(
         return path, "failed", str(error)
 
 
+def _width(jobs: int, count: int) -> int:
+    """How many workers blame `count` files (`jobs` 0: one a core, at most two)."""
+    return min(jobs if jobs > 0 else min(2, os.cpu_count() or 1), max(count, 1))
+
+
 @contextlib.contextmanager
 def _workers(jobs: int, count: int) -> Iterator[ProcessPoolExecutor | None]:
     """The worker processes for `count` files (None: they are blamed here),
     started before the history walk: a forked worker holds what its parent held
     (git.git, workers forked after the walk: 1,333 MB summed PSS at the peak)."""
-    jobs = jobs if jobs > 0 else min(2, os.cpu_count() or 1)
-    if jobs < 2 or count < 2:
+    jobs = _width(jobs, count)
+    if jobs < 2:
         yield None
         return
     from concurrent.futures import ProcessPoolExecutor
@@ -501,37 +513,88 @@ def _run(  # noqa: PLR0913 - the warm's state
     settings: Settings,
     repository: Repo,
     at: tuple[str, Path],
-    paths: Sequence[str],
+    paths: tuple[Sequence[str], Collection[str]],
     histories: dict[str, Walked],
-    pool: ProcessPoolExecutor | None,
+    workers: tuple[ProcessPoolExecutor | None, int],
 ) -> Iterator[tuple[str, str, FileSummary | str]]:
     """Each file's outcome as it comes (`at`: the revision, and where the walk
-    wrote its ancestry): in the worker processes of `pool` when there are (a
-    worker that dies, killed or out of memory, ends the run: what was done is
-    kept, and the next run resumes)."""
-    work = [
-        (settings, str(repository.root), at, path, histories.get(path))
-        for path in paths
-    ]
+    wrote its ancestry; `paths`: the files in the order to blame them, and the
+    heavy ones): in the worker processes of `workers` (a pool and its width) when
+    there are, handed out by a _Dispatch (a worker that dies, killed or out of memory, ends the run: what
+    was done is kept, and the next run resumes)."""
+    order, heavy = paths
+    pool, width = workers
+    work = {
+        path: (settings, str(repository.root), at, path, histories.get(path))
+        for path in order
+    }
     if pool is None or len(work) < 2:
-        for job in work:
+        for job in work.values():
             yield _warm_one(job)
         return
-    from concurrent.futures import as_completed
+    from concurrent.futures import FIRST_COMPLETED, Future, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    futures = [pool.submit(_warm_one, job) for job in work]
+    dispatch = _Dispatch(order, heavy, width)
+    running: dict[Future[tuple[str, str, FileSummary | str]], str] = {}
     try:
-        for future in as_completed(futures):
-            yield future.result()
+        while True:
+            for path in dispatch.ready():
+                running[pool.submit(_warm_one, work[path])] = path
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                dispatch.finished(running.pop(future))
+                yield future.result()
     except BrokenProcessPool:
         raise RepoError(
             "a token blame worker died (killed, or out of memory); what it "
             "finished is kept: run `e2g tokens warm` again to go on"
         ) from None
     finally:
-        for future in futures:
+        for future in running:
             future.cancel()
+
+
+# A file this large takes its worker, and the gits of its two blames, to some 300-500
+# MB (git.git's translation catalogs, 0.5-1.1 MB: git's own `blame -C` 140-260 MB).
+HEAVY_BYTES = 256 << 10
+
+
+class _Dispatch:
+    """Which files to hand the workers next, in the order given, keeping at most
+    half of them (at least one) on heavy files while light ones remain: two
+    workers on catalogs at once, beside their gits, took git.git's whole tree to
+    995 MB summed. One file more than there are workers is handed out (queued), so
+    none idles while the next is chosen."""
+
+    def __init__(self, order: Sequence[str], heavy: Collection[str], width: int):
+        self._heavy = [path for path in order if path in heavy]
+        self._light = [path for path in order if path not in heavy]
+        self._heavy.reverse()  # popped from the end: the order given
+        self._light.reverse()
+        self._width = width
+        self._cap = max(1, width // 2)
+        self._running: dict[str, bool] = {}
+
+    def ready(self) -> list[str]:
+        """The files to hand out now."""
+        handed = []
+        while len(self._running) < self._width + 1:
+            busy = sum(self._running.values())
+            if self._heavy and (busy < self._cap or not self._light):
+                path, heavy = self._heavy.pop(), True
+            elif self._light:
+                path, heavy = self._light.pop(), False
+            else:
+                break
+            self._running[path] = heavy
+            handed.append(path)
+        return handed
+
+    def finished(self, path: str) -> None:
+        del self._running[path]
 
 
 def _count(tokens: Sequence[Token], blamed: TokenBlame) -> FileSummary:
