@@ -222,3 +222,23 @@ def stored_where(
     seqs = [int(seq) for (seq,) in store_sql(store.path, query, parameters)]
     found = {message.seq: message for message in store.by_seqs(seqs)}
     return [found[seq] for seq in seqs]
+
+
+def file_tokens(
+    settings: Any, repo: Any, head: str, path: str, **options: Any
+) -> tuple[Any, Any]:
+    """e2g.api.tokens.token_origins of the committed `path` at `head`, lexed as its
+    name says (`options`: token_origins's own)."""
+    from e2g.api.tokens import token_origins
+    from e2g.tokens.lex import lexer_for
+
+    return token_origins(
+        settings,
+        repo,
+        path,
+        head,
+        lexer_for(path),
+        text=repo.file_text(head, path),
+        contents=None,
+        **options,
+    )

@@ -68,11 +68,16 @@ def test_read_back_as_written_and_as_git_tells_it(tmp_path: Path) -> None:
     assert {ancestry.sha(n) for n in ancestry.changed(["a.c"])} == set(changed)
 
 
+def _written(root: Path, rev: str) -> tuple[Repo, Path]:
+    """The tangled history, and its ancestry at `rev` written beside it."""
+    opened = Repo.open(build_tangled(root / "repo").root)
+    place = root / "tree.ancestry"
+    Ancestry.of(tree_log(opened, opened.resolve(rev))).write(place)
+    return opened, place
+
+
 def test_a_damaged_file_is_not_used(tmp_path: Path) -> None:
-    repo = build_tangled(tmp_path / "repo")
-    opened = Repo.open(repo.root)
-    place = tmp_path / "tree.ancestry"
-    Ancestry.of(tree_log(opened, opened.resolve("HEAD"))).write(place)
+    _, place = _written(tmp_path, "HEAD")
     whole = place.read_bytes()
     for damage in (whole[: len(whole) // 2], b"", b"not ours at all", whole[:-3]):
         place.write_bytes(damage)
@@ -81,10 +86,7 @@ def test_a_damaged_file_is_not_used(tmp_path: Path) -> None:
 
 
 def test_a_writer_killed_midway_leaves_the_file_before(tmp_path: Path) -> None:
-    repo = build_tangled(tmp_path / "repo")
-    opened = Repo.open(repo.root)
-    place = tmp_path / "tree.ancestry"
-    Ancestry.of(tree_log(opened, opened.resolve("HEAD~3"))).write(place)
+    opened, place = _written(tmp_path, "HEAD~3")
     before = place.read_bytes()
     script = (
         "import sys; from pathlib import Path; from e2g.git.repo import Repo; "
@@ -93,7 +95,7 @@ def test_a_writer_killed_midway_leaves_the_file_before(tmp_path: Path) -> None:
         "Ancestry.of(tree_log(repo, repo.resolve('HEAD'))).write(Path(sys.argv[2]))"
     )
     killed = subprocess.run(
-        [sys.executable, "-c", script, str(repo.root), str(place)],
+        [sys.executable, "-c", script, str(opened.root), str(place)],
         env={**os.environ, **fault_hook.environment("kill@ancestry.write")},
         capture_output=True,
         check=False,

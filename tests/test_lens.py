@@ -19,8 +19,7 @@ from e2g.git.filehistory import file_history
 from e2g.git.lens import OBJECTS, lens_directory, open_lens, write_lens
 from e2g.git.lineblame import line_blame
 from e2g.git.repo import Repo
-from e2g.tokens.lex import lexer_for
-from tests.conftest import git
+from tests.conftest import file_tokens, git
 from tests.test_token_warm import _shape, body, build_tangled
 
 
@@ -122,15 +121,7 @@ def test_line_blames_read_through_the_graph_and_answer_the_same(
         return line_blame(reader, *arguments)  # type: ignore[arg-type]
 
     monkeypatch.setattr(token_api, "line_blame", spy)
-    token_api.token_origins(
-        settings,
-        opened,
-        "a.c",
-        head,
-        lexer_for("a.c"),
-        text=opened.file_text(head, "a.c"),
-        contents=None,
-    )
+    file_tokens(settings, opened, head, "a.c")
     assert seen and seen[0] is not None
     assert (
         str(directory.absolute() / OBJECTS)

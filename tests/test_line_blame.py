@@ -11,7 +11,6 @@ import pytest
 from e2g import config
 from e2g.api import tokens as tokens_api
 from e2g.api.token_cache import LINES_FROM, read_lines_from, write_lines_from
-from e2g.api.tokens import token_origins
 from e2g.git import lineblame
 from e2g.git.ancestry import Ancestry
 from e2g.git.blame import Blame
@@ -19,8 +18,7 @@ from e2g.git.filehistory import file_history
 from e2g.git.lineblame import along, line_blame
 from e2g.git.repo import Repo
 from e2g.git.treelog import tree_log
-from e2g.tokens.lex import lexer_for
-from tests.conftest import git
+from tests.conftest import file_tokens, git
 from tests.test_token_warm import Builder, body, build_tangled
 
 
@@ -66,6 +64,25 @@ def _full(repo: Repo, head: str, path: str) -> Blame:
     return Repo.blame(repo, head, path)
 
 
+def _moved_helper(root: Path) -> tuple[Builder, str, list[str], str]:
+    """b.c's helper, edited in b.c, five commits of other files, then the helper
+    moved into a.c: (repo, the editor, the other commits, the mover)."""
+    repo = Builder(root)
+    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
+    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
+    repo.commit("a only", {"a.c": body("a", 21)})
+    edited = moved.replace("* 7 + 3", "* 7 + 4")
+    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
+    others = [
+        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
+        for n in range(5)
+    ]
+    mover = repo.commit(
+        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
+    )
+    return repo, editor, others, mover
+
+
 def test_lines_copied_from_another_file_take_the_full_walk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,17 +90,7 @@ def test_lines_copied_from_another_file_take_the_full_walk(
     edited: -C follows them into b.c's history, which the grafts skip (the commits
     between that changed only b.c): the answer names b.c's own commit, as git's
     full walk does, because the grafted answer is thrown away."""
-    repo = Builder(tmp_path / "repo")
-    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
-    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
-    repo.commit("a only", {"a.c": body("a", 21)})
-    edited = moved.replace("* 7 + 3", "* 7 + 4")
-    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
-    for n in range(5):
-        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
-    mover = repo.commit(
-        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
-    )
+    repo, editor, _, mover = _moved_helper(tmp_path / "repo")
     opened = Repo.open(repo.root)
     spy = Spy(opened, monkeypatch)
     head = opened.resolve("HEAD")
@@ -162,19 +169,7 @@ def test_lines_copied_from_another_file_follow_that_file_along_its_history(
     second try follows a.c and b.c through the commits that changed either (the
     commits that changed neither skipped); with one try allowed, the full walk
     answers. The answer is the full walk's every time."""
-    repo = Builder(tmp_path / "repo")
-    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
-    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
-    repo.commit("a only", {"a.c": body("a", 21)})
-    edited = moved.replace("* 7 + 3", "* 7 + 4")
-    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
-    others = [
-        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
-        for n in range(5)
-    ]
-    repo.commit(
-        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
-    )
+    repo, editor, others, _ = _moved_helper(tmp_path / "repo")
     repo.commit("later", {"other0.c": body("o0", 4)})
     opened = Repo.open(repo.root)
     head = opened.resolve("HEAD")
@@ -218,23 +213,6 @@ def test_an_ancestry_of_another_head_is_not_used(
     assert found == _full(opened, head, "a.c")
 
 
-def _moved_helper(root: Path) -> tuple[Repo, str, str]:
-    """b.c's helper, edited in b.c, then moved into a.c: (repo, head, editor)."""
-    repo = Builder(root)
-    moved = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
-    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + moved})
-    repo.commit("a only", {"a.c": body("a", 21)})
-    edited = moved.replace("* 7 + 3", "* 7 + 4")
-    editor = repo.commit("edit helper in b", {"b.c": body("b", 20) + edited})
-    for n in range(3):
-        repo.commit(f"unrelated {n}", {f"other{n}.c": body(f"o{n}", 3)})
-    repo.commit(
-        "move helper to a", {"a.c": body("a", 21) + edited, "b.c": body("b", 20)}
-    )
-    opened = Repo.open(repo.root)
-    return opened, opened.resolve("HEAD"), editor
-
-
 def test_the_paths_an_earlier_blame_named_are_followed_from_the_first_try(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -242,7 +220,9 @@ def test_the_paths_an_earlier_blame_named_are_followed_from_the_first_try(
     try follows b.c too and settles; a long history (GRAFTED_REVISIONS or more),
     walked in full without them, is tried once along them; a stale record (a path
     the lines no longer come from) still gets the full walk's answer."""
-    opened, head, editor = _moved_helper(tmp_path / "repo")
+    repo, editor, _, _ = _moved_helper(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
     ancestry = _ancestry(opened, head)
     history = file_history(opened, head, "a.c")
     full = _full(opened, head, "a.c")
@@ -267,7 +247,9 @@ def test_a_token_blame_keeps_the_paths_its_lines_came_from(
 ) -> None:
     """The record a later warm seeds line blame with: written by a token blame,
     read back; a damaged or oversized one is none."""
-    opened, head, _ = _moved_helper(tmp_path / "repo")
+    repo, _, _, _ = _moved_helper(tmp_path / "repo")
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
     settings = config.Settings(data_dir=tmp_path / "data")
     ancestry = _ancestry(opened, head)
     directory = tmp_path / "data" / "tokens" / "a"
@@ -280,14 +262,11 @@ def test_a_token_blame_keeps_the_paths_its_lines_came_from(
 
     monkeypatch.setattr(tokens_api, "line_blame", spied)
     for _ in range(2):
-        token_origins(
+        file_tokens(
             settings,
             opened,
-            "a.c",
             head,
-            lexer_for("a.c"),
-            text=opened.file_text(head, "a.c"),
-            contents=None,
+            "a.c",
             directory=directory,
             walked=file_history(opened, head, "a.c"),
             ancestry=ancestry,

@@ -13,15 +13,12 @@ be read back is not used, and line blame takes the way it takes without it).
 
 from __future__ import annotations
 
-import contextlib
 import marshal
-import os
-import tempfile
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
-from e2g import faults
+from e2g.files import replace_whole
 from e2g.git.repo import FULL_SHA
 from e2g.git.treelog import TreeLog
 
@@ -95,22 +92,7 @@ class Ancestry:
                 {path: found.tobytes() for path, found in self._changed.items()},
             )
         )
-        for leftover in place.parent.glob(f".{place.name}.*.tmp"):  # a killed writer's
-            with contextlib.suppress(OSError):
-                leftover.unlink()
-        descriptor, name = tempfile.mkstemp(
-            dir=place.parent, prefix=f".{place.name}.", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                faults.point("ancestry.write")
-                os.fsync(handle.fileno())
-            Path(name).replace(place)
-        except OSError:
-            with contextlib.suppress(OSError):
-                Path(name).unlink()
+        replace_whole(place, data, fault="ancestry.write")
 
     @classmethod
     def read(cls, place: Path) -> Ancestry | None:

@@ -22,18 +22,15 @@ from git and written again: it is a cache, never the only copy of anything.
 
 from __future__ import annotations
 
-import contextlib
 import marshal
-import os
 import re
-import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from e2g import faults
+from e2g.files import replace_whole
 from e2g.git.filehistory import _NAME_UNSAFE
 from e2g.git.repo import FULL_SHA, Repo
 from e2g.git.trees import is_ancestor
@@ -126,22 +123,7 @@ def _write_kept(place: Path, log: TreeLog) -> None:
     data = zlib.compress(
         marshal.dumps((FORMAT, log.head, list(names), rows, merges)), 1
     )
-    for leftover in place.parent.glob(f".{place.name}.*.tmp"):  # a killed writer's
-        with contextlib.suppress(OSError):
-            leftover.unlink()
-    descriptor, name = tempfile.mkstemp(
-        dir=place.parent, prefix=f".{place.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            faults.point("treelog.write")
-            os.fsync(handle.fileno())
-        Path(name).replace(place)
-    except OSError:
-        with contextlib.suppress(OSError):
-            Path(name).unlink()
+    replace_whole(place, data, fault="treelog.write")
 
 
 # -- reading git ------------------------------------------------------------------------
