@@ -14,23 +14,30 @@ from pathlib import Path
 from e2g import faults
 
 
-def replace_whole(place: Path, data: bytes, *, fault: str | None = None) -> bool:
+def replace_whole(
+    place: Path, data: bytes, *, fault: str | None = None, sync: bool = True
+) -> bool:
     """`place` replaced by `data`, or left as it was: False when the write failed (a
     full disk). A killed writer's temporary file is removed by the next writer.
-    `fault`: the fault point (e2g.faults) between the write and the sync."""
+    `fault`: the fault point (e2g.faults) between the write and the sync; `sync`
+    False for a hint whose loss in a power cut costs nothing but time."""
     for leftover in place.parent.glob(f".{place.name}.*.tmp"):
         with contextlib.suppress(OSError):
             leftover.unlink()
-    descriptor, name = tempfile.mkstemp(
-        dir=place.parent, prefix=f".{place.name}.", suffix=".tmp"
-    )
+    try:
+        descriptor, name = tempfile.mkstemp(
+            dir=place.parent, prefix=f".{place.name}.", suffix=".tmp"
+        )
+    except OSError:
+        return False
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             if fault is not None:
                 faults.point(fault)
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         Path(name).replace(place)
     except OSError:
         with contextlib.suppress(OSError):

@@ -24,6 +24,7 @@ from pathlib import Path
 from e2g import faults
 from e2g.config import Settings
 from e2g.errors import UsageError
+from e2g.files import replace_whole
 from e2g.git.blame import BlameCommit
 from e2g.git.lens import lens_directory, open_lens
 from e2g.git.repo import Repo
@@ -185,20 +186,8 @@ def write_lines_from(directory: Path, paths: Sequence[str]) -> None:
     """Replaced whole (a hint: a record lost or damaged only costs a try, so it is
     not synced); too many paths to be worth following are not recorded."""
     data = json.dumps({"paths": sorted(paths)}).encode("utf-8", "surrogateescape")
-    if len(data) > MAX_LINES_FROM:
-        return
-    with contextlib.suppress(OSError):
-        directory.mkdir(parents=True, exist_ok=True)
-        descriptor, name = tempfile.mkstemp(
-            dir=directory, prefix=f".{LINES_FROM}.", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-            Path(name).replace(directory / LINES_FROM)
-        finally:
-            with contextlib.suppress(OSError):
-                Path(name).unlink()
+    if len(data) <= MAX_LINES_FROM and directory.is_dir():
+        replace_whole(directory / LINES_FROM, data, sync=False)
 
 
 def commit_json(commit: BlameCommit) -> dict[str, str]:
