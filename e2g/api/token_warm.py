@@ -136,7 +136,7 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         run.read_cached()
         run.carry_untouched()
         width = _width(jobs, len(run.todo))
-        with _workers(width, len(run.todo)) as pool:
+        with _workers(width) as pool:
             histories = run.walk(apart=pool is not None)
             run.carry()
             tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
@@ -482,12 +482,11 @@ def _width(jobs: int, count: int) -> int:
 
 
 @contextlib.contextmanager
-def _workers(jobs: int, count: int) -> Iterator[ProcessPoolExecutor | None]:
-    """The worker processes for `count` files (None: they are blamed here),
+def _workers(width: int) -> Iterator[ProcessPoolExecutor | None]:
+    """`width` worker processes (None: fewer than two, the files are blamed here),
     started before the history walk: a forked worker holds what its parent held
     (git.git, workers forked after the walk: 1,333 MB summed PSS at the peak)."""
-    jobs = _width(jobs, count)
-    if jobs < 2:
+    if width < 2:
         yield None
         return
     from concurrent.futures import ProcessPoolExecutor
@@ -496,7 +495,7 @@ def _workers(jobs: int, count: int) -> Iterator[ProcessPoolExecutor | None]:
     from e2g import processes
 
     with ProcessPoolExecutor(
-        min(jobs, count),
+        width,
         mp_context=processes.context(),
         initializer=_start,
         initargs=(os.getpid(),),
@@ -519,9 +518,9 @@ def _run(  # noqa: PLR0913 - the warm's state
 ) -> Iterator[tuple[str, str, FileSummary | str]]:
     """Each file's outcome as it comes (`at`: the revision, and where the walk
     wrote its ancestry; `paths`: the files in the order to blame them, and the
-    heavy ones): in the worker processes of `workers` (a pool and its width) when
-    there are, handed out by a _Dispatch (a worker that dies, killed or out of memory, ends the run: what
-    was done is kept, and the next run resumes)."""
+    heavy ones): in the worker processes of `workers` (a pool and its width)
+    when there are, handed out by a _Dispatch (a worker that dies, killed or out
+    of memory, ends the run: what was done is kept, and the next run resumes)."""
     order, heavy = paths
     pool, width = workers
     work = {
