@@ -169,7 +169,9 @@ def test_one_walk_gives_each_file_the_history_git_log_gives_it(
         shared = tree_histories(opened, head, paths)
         # A path that was a directory before: git counts the directory's changes
         # as the path's; the walk leaves it to file_history.
-        assert {path for path, found in shared.items() if found is None} <= {"x"}
+        assert {path for path, found in shared.items() if found is None} == (
+            {"x"} & set(paths)
+        )
         for path in paths:
             found = shared[path]
             if found is not None:
@@ -374,6 +376,32 @@ def test_a_warm_tree_is_kept_by_the_cache_bound(sample, tmp_path: Path) -> None:
     assert len(kept) == 3  # the tree's two, and the last file blamed
 
 
+def test_a_warm_brings_the_other_caches_within_the_bound(
+    sample, tmp_path: Path
+) -> None:
+    """The warm's prune at its end (the caches measured while it walked, those it
+    wrote measured again) evicts a single file's cache of another repository when
+    the bound is smaller than the tree, and none of the tree's."""
+    from e2g.api.token_cache import cache_root
+    from e2g.api.token_warm import manifest_of, warm
+    from e2g.api.tokens import token_blame
+
+    settings, repo = sample
+    data = fresh_data(settings, tmp_path / "data")
+    small = settings._replace(data_dir=data, token_cache_bytes=1)
+    other = sample_repo(tmp_path / "other")
+    token_blame(small, "mm/frob_alloc.c", "HEAD", repo=other, match=False)
+    alone = {path.name for path in cache_root(small).iterdir()}
+    assert len(alone) == 1
+    report = warm(small, repo=repo, pathspecs=["lib"], jobs=2)
+    assert report.warmed == 2
+    manifest = manifest_of(small, Repo.open(repo))
+    assert manifest is not None
+    kept = {path.name for path in cache_root(small).iterdir()}
+    assert kept == {entry[0] for entry in manifest.files.values()}
+    assert not alone & kept
+
+
 def test_a_later_revision_redoes_only_the_files_its_commits_changed(
     sample, tmp_path: Path
 ) -> None:
@@ -484,6 +512,38 @@ def test_paths_no_commit_touched_keep_their_history(tmp_path: Path) -> None:
     assert touched_since(opened, head, head) == set()
 
 
+def test_paths_changed_on_the_first_parent_line_before_a_merge_are_not_named(
+    tmp_path: Path,
+) -> None:
+    """A topic forked long ago and merged since: git.git's 102 commits named
+    1,213 paths when merges were diffed against every parent (each merge against
+    its topic lists what the main line changed since the fork), 109 against
+    their first parent, as git's simplification reads them. A merge that took a
+    file back from the topic, which never changed it, names it (its history is
+    another now); what the main line changed before `old` is not named."""
+    repo = Builder(tmp_path / "repo")
+    repo.commit("start", {name: body(name[0], 3) for name in ("a.c", "b.c", "d.c")})
+    fork = repo.head()
+    repo.commit("main b d", {"b.c": body("b", 4), "d.c": body("d", 5)})
+    old = repo.head()
+    git(repo.root, "checkout", "-q", "-b", "topic", fork)
+    repo.commit("topic a", {"a.c": body("a", 6)})
+    git(repo.root, "checkout", "-q", "main")
+    git(repo.root, "merge", "-q", "--no-ff", "--no-commit", "topic", env=repo.env())
+    git(repo.root, "checkout", "topic", "--", "b.c")  # the merge takes b.c back
+    git(repo.root, "commit", "-q", "-m", "merge topic", env=repo.env())
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
+    touched = touched_since(opened, old, head)
+    assert touched == {"a.c", "b.c"}
+    assert _shape(file_history(opened, head, "b.c")) != _shape(
+        file_history(opened, old, "b.c")
+    )
+    assert _shape(file_history(opened, head, "d.c")) == _shape(
+        file_history(opened, old, "d.c")
+    )
+
+
 def test_carried_answers_are_second_names_counted_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -498,7 +558,7 @@ def test_carried_answers_are_second_names_counted_once(
     old = results / "old.json"
     old.write_bytes(b'{"tokens": []}' * 1000)
     os.utime(old, (1_000_000, 1_000_000))
-    token_warm._copy(old, results / "new.json")
+    assert token_warm._copy(old, results / "new.json")  # linked
     new = results / "new.json"
     assert new.read_bytes() == old.read_bytes()
     assert new.stat().st_ino == old.stat().st_ino
@@ -510,7 +570,7 @@ def test_carried_answers_are_second_names_counted_once(
         raise OSError(1, "Operation not permitted")
 
     monkeypatch.setattr(token_warm.os, "link", no_links)
-    token_warm._copy(old, results / "copied.json")
+    assert not token_warm._copy(old, results / "copied.json")  # the prune measures it
     copied = results / "copied.json"
     assert copied.read_bytes() == old.read_bytes()
     assert copied.stat().st_ino != old.stat().st_ino

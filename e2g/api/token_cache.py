@@ -17,7 +17,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -154,7 +154,9 @@ def write_json(directory: Path, key: str, data: object) -> None:
     # A name of its own per writer: the web answers from several threads at once.
     descriptor, name = tempfile.mkstemp(dir=results, prefix=f".{key}.", suffix=".tmp")
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, separators=(",", ":"))
+        # dumps, then one write: json.dump encodes in Python, chunk by chunk (an
+        # answer of 1.5 MB: 191 ms -> 30 ms; 4.1 s of a 108-file update's 81 s).
+        handle.write(json.dumps(data, separators=(",", ":")))
         handle.flush()
         os.fsync(handle.fileno())
     Path(name).replace(results / f"{key}.json")
@@ -236,16 +238,50 @@ def pinned(root: Path) -> frozenset[str]:
     return frozenset(names)
 
 
-def prune_cache(settings: Settings, *, keep: Path | None = None) -> None:
+def prune_cache(
+    settings: Settings,
+    *,
+    keep: Path | None = None,
+    measured: Sizes | None = None,
+    changed: Collection[str] = (),
+) -> None:
     """The token caches brought within the settings' bound (`[tokens] cache_bytes`),
-    leaving `keep` and every file of a warmed tree (e2g.api.token_warm) alone."""
+    leaving `keep` and every file of a warmed tree (e2g.api.token_warm) alone.
+    `measured`: the caches' sizes found earlier (cache_sizes), trusted for every
+    cache but those named in `changed` (and those new since), which are measured
+    again."""
     root = cache_root(settings)
     _prune(
         root,
         keep=keep,
         limit=settings.token_cache_bytes,
         pinned=pinned(root),
+        measured=measured,
+        changed=changed,
     )
+
+
+Sizes = dict[str, int]  # a cache's directory name -> its bytes
+
+
+def cache_sizes(settings: Settings) -> Sizes:
+    """The bytes of every file's cache, as they are now: measured once while a
+    tree's walk runs, so that the prune at its end measures only the caches the
+    warm wrote (git.git's 4,845 caches, 102 commits on: 4.7 s of the update's
+    61.9 s)."""
+    root = cache_root(settings)
+    return {
+        directory.name: _size(directory)
+        for directory in _caches(root)
+        if not directory.name.startswith(".")
+    }
+
+
+def _caches(root: Path) -> list[Path]:
+    try:
+        return list(root.iterdir())
+    except OSError:
+        return []
 
 
 def _size(directory: Path) -> int:
@@ -271,23 +307,31 @@ def _size(directory: Path) -> int:
     return total
 
 
-def _prune(
+def _prune(  # noqa: PLR0913 - options are keyword-only
     root: Path,
     *,
     keep: Path | None,
     limit: int = CACHE_BYTES,
     pinned: frozenset[str] = frozenset(),
+    measured: Sizes | None = None,
+    changed: Collection[str] = (),
 ) -> None:
     """Remove the files' caches used least recently until all fit in `limit`. A
     cache in use (its lock held) is left alone; one is renamed away before it is
     removed, so no reader ever sees half of one. The caches named in `pinned` (a
-    warmed tree's) are never removed, though they count."""
+    warmed tree's) are never removed, though they count. A size in `measured` is
+    taken as it is unless its cache is named in `changed`; when each was used
+    last is read again (two stats a cache)."""
+    known = measured or {}
+    fresh = set(changed)
     sizes: list[tuple[float, int, Path]] = []
-    for directory in root.iterdir() if root.is_dir() else ():
+    for directory in _caches(root):
         if directory.name.startswith("."):
             shutil.rmtree(directory, ignore_errors=True)  # left by a killed prune
             continue
-        size = _size(directory)
+        size = known.get(directory.name)
+        if size is None or directory.name in fresh:
+            size = _size(directory)
         sizes.append(
             (
                 max(_mtime(directory / "results"), _mtime(directory / "state.json")),

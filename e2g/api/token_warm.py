@@ -43,7 +43,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from e2g import faults
-from e2g.api.token_cache import LENSES, TREES, cache_root, prune_cache, read_result
+from e2g.api.token_cache import (
+    LENSES,
+    TREES,
+    Sizes,
+    cache_root,
+    cache_sizes,
+    prune_cache,
+    read_result,
+)
 from e2g.api.tokens import spans_key, token_origins, write_spans
 from e2g.config import Settings
 from e2g.errors import E2gError, RepoError, UsageError
@@ -136,9 +144,16 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         run.read_cached()
         run.carry_untouched()
         width = _width(jobs, len(run.todo))
+        sizes: list[Sizes] = []
         with _workers(width) as pool:
-            histories = run.walk(apart=pool is not None)
+            # The caches measured for the prune at the end while the history is
+            # walked: that prune measures again only what this warm wrote.
+            histories = run.walk(
+                apart=pool is not None,
+                meanwhile=lambda: sizes.append(cache_sizes(settings)),
+            )
             run.carry()
+            written = run.copied | {run.dirs[path] for path in run.todo}
             tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
             heavy = {path for path in tasks if run.files[path].size >= HEAVY_BYTES}
             ancestry = ancestry_path(run.place.with_suffix(".log"))
@@ -154,7 +169,7 @@ def warm(  # noqa: PLR0913 - options are keyword-only
         _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
         with contextlib.suppress(FileNotFoundError):
             run.place.with_suffix(".pins").unlink()
-    prune_cache(settings)
+    prune_cache(settings, measured=sizes[0] if sizes else None, changed=written)
     run.report.elapsed = time.monotonic() - started
     return run.report
 
@@ -183,6 +198,7 @@ class _Warm:
         self.summaries: dict[str, FileSummary] = {}
         self.tips: dict[str, str | None] = {}
         self.todo: set[str] = set()
+        self.copied: set[str] = set()  # caches whose answers were carried as copies
         self._progress = progress
         self._count = 0
 
@@ -217,19 +233,23 @@ class _Warm:
                 self.report.cached += 1
                 self.tell(path, "cached")
 
-    def walk(self, apart: bool) -> dict[str, Walked]:
+    def walk(self, apart: bool, meanwhile: Callable[[], object]) -> dict[str, Walked]:
         """The histories of the files left, and the newest revision of every file
         (what the next warm compares), from one walk; none when nothing is left
         and every newest revision is known. `apart`: in a process of its own,
-        each history given back pickled for the worker that blames it."""
+        each history given back pickled for the worker that blames it, while
+        this one calls `meanwhile` (before the walk otherwise)."""
         wanted = sorted(self.todo | {p for p in self.files if p not in self.tips})
         if not wanted:
             return {}
         started = time.monotonic()
         keep = self.place.with_suffix(".log")
         if apart:
-            tips, histories = _walked_apart(self.repository, self.sha, wanted, keep)
+            tips, histories = _walked_apart(
+                self.repository, self.sha, wanted, keep, meanwhile
+            )
         else:
+            meanwhile()
             walked = _walk(self.repository, self.sha, wanted, keep)
             tips = _tips(walked)
             histories = dict(walked)
@@ -281,8 +301,11 @@ class _Warm:
             self.root, before, (path, self.dirs[path]), tip, self.sha, self.ignore
         )
         if carried is not None:
+            summary, linked = carried
+            if not linked:
+                self.copied.add(self.dirs[path])
             self.tips[path] = tip
-            self.summaries[path] = carried
+            self.summaries[path] = summary
             self.todo.remove(path)
             self.report.carried += 1
             self.tell(path, "carried")
@@ -362,7 +385,11 @@ def _start(parent: int) -> None:
 
 
 def _walked_apart(
-    repository: Repo, sha: str, wanted: Sequence[str], keep: Path
+    repository: Repo,
+    sha: str,
+    wanted: Sequence[str],
+    keep: Path,
+    meanwhile: Callable[[], object],
 ) -> tuple[dict[str, str | None], dict[str, Walked]]:
     """tree_histories in a process of its own, ended when it is done: the log and
     the walk's tables (git.git: 260 MB) go back to the system with it, where the
@@ -377,10 +404,12 @@ def _walked_apart(
     with ProcessPoolExecutor(
         1, mp_context=processes.context(), initializer=_start, initargs=(os.getpid(),)
     ) as walker:
+        walked = walker.submit(
+            _walk_job, str(repository.root), sha, list(wanted), str(keep)
+        )
+        meanwhile()
         try:
-            return walker.submit(
-                _walk_job, str(repository.root), sha, list(wanted), str(keep)
-            ).result()
+            return walked.result()
         except BrokenProcessPool:
             raise RepoError(
                 "the history walk's process died (killed, or out of memory)"
@@ -618,11 +647,12 @@ def _carry(  # noqa: PLR0913
     tip: str | None,
     sha: str,
     ignore: Sequence[str],
-) -> FileSummary | None:
+) -> tuple[FileSummary, bool] | None:
     """A file (its path, and its cache's name now) whose newest revision is the
     one it had at the warm before: its answers there copied to `sha` (the same
-    history gives the same answer); None when it changed, when its cache is
-    another now (another lexer reads it), or when the answers before are gone."""
+    history gives the same answer), and whether they were linked (the cache no
+    larger: see _copy); None when it changed, when its cache is another now
+    (another lexer reads it), or when the answers before are gone."""
     path, name = file
     entry = before.files.get(path)
     if entry is None or tip is None or entry[1] != tip or entry[0] != name:
@@ -634,17 +664,21 @@ def _carry(  # noqa: PLR0913
     for suffix in ("", ".spans"):
         if not (results / f"{old}{suffix}.json").is_file():
             return None
+    linked = True
     for suffix in ("", ".spans"):
-        _copy(results / f"{old}{suffix}.json", results / f"{new}{suffix}.json")
-    return entry[2]
+        linked &= _copy(
+            results / f"{old}{suffix}.json", results / f"{new}{suffix}.json"
+        )
+    return entry[2], linked
 
 
-def _copy(source: Path, target: Path) -> None:
+def _copy(source: Path, target: Path) -> bool:
     """`source`'s answer under the name `target` too, whole or not at all: a second
     name of the same file (answers are never written in place, only replaced), its
     time made now so that the answers kept per file (by time) keep it; a copy
-    where the file system has no hard links. git.git, 4,715 files carried: 9,430
-    copies each synced, ~10 s, against ~0.1 s of links."""
+    where the file system has no hard links (False). git.git, 4,715 files
+    carried: 9,430 copies each synced, ~10 s, against ~0.1 s of links. A second
+    name leaves the cache's size as the prune counts it (each name a share)."""
     name = target.parent / f".{target.stem}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     try:
         os.link(source, name)
@@ -659,7 +693,10 @@ def _copy(source: Path, target: Path) -> None:
             shutil.copyfileobj(read, handle)
             handle.flush()
             os.fsync(handle.fileno())
+        name.replace(target)
+        return False
     name.replace(target)
+    return True
 
 
 @contextlib.contextmanager

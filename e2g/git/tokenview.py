@@ -179,7 +179,7 @@ class TokenHistory:
         data = {"format": FORMAT, "path": self._path, "commits": self.state.commits}
         temporary = self._state_path.with_name(f".state.{os.getpid()}.tmp")
         with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+            handle.write(json.dumps(data, separators=(",", ":")))  # C, not chunks
             handle.flush()
             os.fsync(handle.fileno())
         temporary.replace(self._state_path)

@@ -79,8 +79,10 @@ def tree_histories(
     merges = (log.combined, _octopus_diffs(repo, commits))
     walk = _Files(paths)
     queries = [_Query(head, path, path, None) for path in paths]
+    directories = _directories(commits)
     while queries:
         recorded, unclear = _Replay(commits, merges, queries).run()
+        unclear.update(query.path for query in queries if query.path in directories)
         walk.unsure.update(q.owner for q in queries if q.path in unclear)
         sources = [
             (query, added)
@@ -105,11 +107,17 @@ def tree_histories(
 
 
 def touched_since(repo: Repo, old: str, new: str) -> set[str] | None:
-    """Every path a commit between `old` and `new` changed against any of its
-    parents (`git log -m --raw old..new`), when `old` is on `new`'s first-parent
-    line: any other path's history is the same at both, its newest revision
-    too (from `new`, git's simplification follows TREESAME first parents down to
-    `old`). None when `old` is not there (a rewound or rebased branch)."""
+    """Every path a commit between `old` and `new` changed against its first
+    parent (`git log --diff-merges=first-parent --raw old..new`), when `old` is
+    on `new`'s first-parent line: any other path's history is the same at both,
+    its newest revision too. From `new`, git's simplification of such a path
+    passes every commit that did not change it, and every merge whose first
+    parent has it as the merge does (the first TREESAME parent is the one
+    followed, and no other parent is looked at), so it walks the first-parent
+    line down to `old` and goes on as `old`'s own history. A merge diffed
+    against its other parents too named what the main line changed since the
+    topic forked (git.git, 102 commits: 1,213 paths, against 109). None when
+    `old` is not there (a rewound or rebased branch)."""
     chain = repo._check(  # noqa: SLF001 - e2g.git's own runner
         ["rev-list", "--first-parent", "--parents", new, f"^{old}", "--"],
         revs=[new, old],
@@ -120,7 +128,7 @@ def touched_since(repo: Repo, old: str, new: str) -> set[str] | None:
     found: set[str] = set()
     arguments = [
         "log",
-        "-m",
+        "--diff-merges=first-parent",
         "--no-renames",
         "--raw",
         "-r",
@@ -252,7 +260,6 @@ class _Replay:
         merged = self.combined.get(commit.sha, set()) if len(parents) > 1 else set()
         changed: dict[int, str | None] = {}
         for path, blob in commit.changes.items():
-            _directories(path, self.index, self.unclear)
             number = self.index.get(path)
             if number is None:
                 continue
@@ -292,14 +299,20 @@ def _same_in(commit: Commit, path: str, changed: list[set[str]] | None) -> str |
     return None
 
 
-def _directories(path: str, index: dict[str, int], unclear: set[str]) -> None:
-    """A tracked path that is a directory above `path` here: git's pathspec counts
-    the change as the path's, the replay does not (left to file_history)."""
-    at = path.find("/")
-    while at != -1:
-        if path[:at] in index:
-            unclear.add(path[:at])
-        at = path.find("/", at + 1)
+def _directories(commits: dict[str, Commit]) -> set[str]:
+    """Every directory above a path some commit changed: a tracked path that is
+    one somewhere in the history has its changes counted by git's pathspec, not
+    by the replay (left to file_history). Found once for the log, not for each
+    changed path of each commit in every replay (git.git, 108 files: 0.9 s of
+    an update's 4.5 s walk)."""
+    names = {path for commit in commits.values() for path in commit.changes}
+    found: set[str] = set()
+    for path in names:
+        at = path.rfind("/")
+        while at != -1 and path[:at] not in found:
+            found.add(path[:at])
+            at = path.rfind("/", 0, at)
+    return found
 
 
 # -- reading git ------------------------------------------------------------------------
