@@ -29,10 +29,11 @@ Nothing here reads files or runs anything: text in, tokens out.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 # A token of many lines is one line of the view: its lines' own whitespace folded to
 # one space each, so re-indenting a comment changes nothing.
@@ -419,16 +420,21 @@ def lexer_for(path: str) -> Lexer:
         syntax = _BY_SUFFIX.get(name.rpartition(".")[2].lower())
     if syntax is not None:
         return LineLexer(syntax)
-    from pygments.lexers import get_lexer_for_filename
-    from pygments.util import ClassNotFound
-
-    try:
-        lexer = get_lexer_for_filename(
-            name, stripnl=False, stripall=False, ensurenl=False
-        )
-    except ClassNotFound:
+    found = _pygments_class(name)
+    if found is None:
         return LineLexer(HASH_SYNTAX if name.startswith(".") else _WORDS)
-    return PygmentsLexer(lexer)
+    return PygmentsLexer(found(stripnl=False, stripall=False, ensurenl=False))
+
+
+@functools.lru_cache(maxsize=4096)
+def _pygments_class(name: str) -> type[Any] | None:
+    """pygments' lexer for a file name, asked once per name in a process: pygments
+    reads every plugin's entry points on each question (a warm names each file
+    of the tree: git.git's update, 2.4 s of its main process)."""
+    from pygments.lexers import find_lexer_class_for_filename
+
+    found: type[Any] | None = find_lexer_class_for_filename(name)
+    return found
 
 
 # Plain text and files nobody can lex: words, numbers and punctuation marks.
