@@ -434,8 +434,8 @@ def test_a_later_revision_redoes_only_the_files_its_commits_changed(
     files = text_files(repo)
     assert report["warmed"] == len(touched)
     assert report["carried"] == len(files) - len(touched)
-    # The walk's process wrote the kept log after it handed the histories back,
-    # and before the warm ended: the next walk starts from this revision.
+    # The walk kept its log at this revision: the next walk reads only the
+    # commits since.
     from e2g.git.treelog import _read_kept
 
     (kept,) = (data / "token-trees").glob("*.log")

@@ -61,7 +61,7 @@ from e2g.git.repo import Repo, looks_binary
 from e2g.git.tokenview import TokenBlame, cache_key
 from e2g.git.treefiles import TreeFile, tree_files
 from e2g.git.treehistory import History, touched_since, tree_histories
-from e2g.git.treelog import KEPT, SINCE, TreeLog, read_tree_log, write_kept
+from e2g.git.treelog import tree_log
 from e2g.tokens.lex import Token, lexer_for
 
 if TYPE_CHECKING:
@@ -152,24 +152,20 @@ def warm(  # noqa: PLR0913 - options are keyword-only
                 apart=pool is not None,
                 meanwhile=lambda: sizes.append(cache_sizes(settings)),
             )
-            try:
-                run.carry()
-                written = run.copied | {run.dirs[path] for path in run.todo}
-                tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
-                heavy = {p for p in tasks if run.files[p].size >= HEAVY_BYTES}
-                ancestry = ancestry_path(run.place.with_suffix(".log"))
-                for path, outcome, found in _run(
-                    settings,
-                    repository,
-                    (sha, ancestry),
-                    (tasks, heavy),
-                    histories,
-                    (pool, width),
-                ):
-                    run.done(path, outcome, found)
-            finally:
-                if run.walker is not None:
-                    run.walker.shutdown()  # the kept log written, under the lock
+            run.carry()
+            written = run.copied | {run.dirs[path] for path in run.todo}
+            tasks = sorted(run.todo, key=lambda path: -run.files[path].size)
+            heavy = {path for path in tasks if run.files[path].size >= HEAVY_BYTES}
+            ancestry = ancestry_path(run.place.with_suffix(".log"))
+            for path, outcome, found in _run(
+                settings,
+                repository,
+                (sha, ancestry),
+                (tasks, heavy),
+                histories,
+                (pool, width),
+            ):
+                run.done(path, outcome, found)
         _write_manifest(run.place, run.manifest(pathspecs, max_bytes))
         with contextlib.suppress(FileNotFoundError):
             run.place.with_suffix(".pins").unlink()
@@ -203,7 +199,6 @@ class _Warm:
         self.tips: dict[str, str | None] = {}
         self.todo: set[str] = set()
         self.copied: set[str] = set()  # caches whose answers were carried as copies
-        self.walker: ProcessPoolExecutor | None = None  # still keeping the log
         self._progress = progress
         self._count = 0
 
@@ -250,12 +245,12 @@ class _Warm:
         started = time.monotonic()
         keep = self.place.with_suffix(".log")
         if apart:
-            tips, histories, self.walker = _walked_apart(
+            tips, histories = _walked_apart(
                 self.repository, self.sha, wanted, keep, meanwhile
             )
         else:
             meanwhile()
-            walked = _walk(self.repository, self.sha, wanted, keep, defer=False)
+            walked = _walk(self.repository, self.sha, wanted, keep)
             tips = _tips(walked)
             histories = dict(walked)
         self.report.walk_seconds = time.monotonic() - started
@@ -395,74 +390,49 @@ def _walked_apart(
     wanted: Sequence[str],
     keep: Path,
     meanwhile: Callable[[], object],
-) -> tuple[dict[str, str | None], dict[str, Walked], ProcessPoolExecutor]:
+) -> tuple[dict[str, str | None], dict[str, Walked]]:
     """tree_histories in a process of its own, ended when it is done: the log and
     the walk's tables (git.git: 260 MB) go back to the system with it, where the
     warm's own process kept them to its end beside the workers (the whole tree's
     peak, 1,164 MB summed). Each file's newest revision, and its history pickled
-    (37 MB for all of git.git's) for the worker that blames it; and the process,
-    which an update's walk leaves writing the kept log (`_keep_job`): the caller
-    shuts it down (waiting) before the warm's lock is let go."""
+    (37 MB for all of git.git's) for the worker that blames it."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     from e2g import processes
 
-    walker = ProcessPoolExecutor(
+    with ProcessPoolExecutor(
         1, mp_context=processes.context(), initializer=_start, initargs=(os.getpid(),)
-    )
-    try:
+    ) as walker:
         walked = walker.submit(
             _walk_job, str(repository.root), sha, list(wanted), str(keep)
         )
         meanwhile()
-        tips, histories = walked.result()
-        walker.submit(_keep_job, str(keep))
-    except BrokenProcessPool:
-        walker.shutdown(cancel_futures=True)
-        raise RepoError(
-            "the history walk's process died (killed, or out of memory)"
-        ) from None
-    except BaseException:
-        walker.shutdown(cancel_futures=True)
-        raise
-    return tips, histories, walker
+        try:
+            return walked.result()
+        except BrokenProcessPool:
+            raise RepoError(
+                "the history walk's process died (killed, or out of memory)"
+            ) from None
 
 
 def _walk(
-    repository: Repo, sha: str, wanted: Sequence[str], keep: Path, *, defer: bool
+    repository: Repo, sha: str, wanted: Sequence[str], keep: Path
 ) -> dict[str, History | None]:
     """The files' histories from one walk of the log (kept at `keep`), and every
     commit's changed paths written beside it for the workers' line blames
     (e2g.git.lineblame: the history of a file and the files its lines came from,
-    instead of git's walk of every commit). `defer`: a log read from its kept
-    copy and the commits since is kept by `_keep_job` (after the histories went
-    back: git.git, 102 commits on, 0.9 s of an update's 3.9 s walk); one read
-    whole is kept at once (the process then ends before the heaviest files
-    start, its memory given back)."""
-    log, read = read_tree_log(repository, sha, keep)
+    instead of git's walk of every commit)."""
+    log = tree_log(repository, sha, keep)
     walked = tree_histories(repository, sha, wanted, log=log)
     Ancestry.of(log).write(ancestry_path(keep))
-    if read == SINCE and defer:
-        _unkept[str(keep)] = log
-    elif read != KEPT:
-        write_kept(keep, log)
     return walked
-
-
-_unkept: dict[str, TreeLog] = {}  # in the walk's process: logs left to _keep_job
-
-
-def _keep_job(keep: str) -> None:
-    log = _unkept.pop(keep, None)
-    if log is not None:
-        write_kept(Path(keep), log)
 
 
 def _walk_job(
     root: str, sha: str, wanted: list[str], keep: str
 ) -> tuple[dict[str, str | None], dict[str, Walked]]:
-    walked = _walk(Repo.open(Path(root)), sha, wanted, Path(keep), defer=True)
+    walked = _walk(Repo.open(Path(root)), sha, wanted, Path(keep))
     return (
         _tips(walked),
         {

@@ -64,22 +64,9 @@ class TreeLog(NamedTuple):
 def tree_log(repo: Repo, head: str, keep: Path | None = None) -> TreeLog:
     """The log up to `head`: from git, or from the copy kept at `keep` and the
     commits since (the copy then brought to `head`)."""
-    log, read = read_tree_log(repo, head, keep)
-    if keep is not None and read != KEPT:
-        write_kept(keep, log)
-    return log
-
-
-KEPT, SINCE, WHOLE = "kept", "since", "whole"  # how read_tree_log read the log
-
-
-def read_tree_log(repo: Repo, head: str, keep: Path | None) -> tuple[TreeLog, str]:
-    """tree_log() without writing the copy, and how the log was read: KEPT (the
-    copy was of `head`), SINCE (the copy and the commits since) or WHOLE (from
-    git): the caller writes the copy (write_kept) unless KEPT."""
     kept = _read_kept(keep) if keep is not None else None
     if kept is not None and kept.head == head:
-        return kept, KEPT
+        return kept
     if kept is not None and is_ancestor(repo, kept.head, head):
         since = read_log(repo, head, since=kept.head)
         log = TreeLog(
@@ -87,8 +74,11 @@ def read_tree_log(repo: Repo, head: str, keep: Path | None) -> tuple[TreeLog, st
             {**since, **kept.commits},
             {**kept.combined, **read_combined(repo, head, since=kept.head)},
         )
-        return log, SINCE
-    return TreeLog(head, read_log(repo, head), read_combined(repo, head)), WHOLE
+    else:
+        log = TreeLog(head, read_log(repo, head), read_combined(repo, head))
+    if keep is not None:
+        _write_kept(keep, log)
+    return log
 
 
 def _read_kept(place: Path) -> TreeLog | None:
@@ -108,7 +98,7 @@ def _read_kept(place: Path) -> TreeLog | None:
     return TreeLog(head, commits, combined) if head in commits else None
 
 
-def write_kept(place: Path, log: TreeLog) -> None:
+def _write_kept(place: Path, log: TreeLog) -> None:
     """The copy replaced whole, or left as it was (a full disk: the next walk
     reads git again)."""
     names: dict[str, int] = {}
