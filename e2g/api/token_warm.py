@@ -680,10 +680,12 @@ def _copy(source: Path, target: Path) -> bool:
     carried: 9,430 copies each synced, ~10 s, against ~0.1 s of links. A second
     name leaves the cache's size as the prune counts it (each name a share)."""
     name = target.parent / f".{target.stem}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    linked = True
     try:
         os.link(source, name)
         os.utime(name)
     except OSError:
+        linked = False
         name.unlink(missing_ok=True)
         descriptor, made = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp"
@@ -693,10 +695,8 @@ def _copy(source: Path, target: Path) -> bool:
             shutil.copyfileobj(read, handle)
             handle.flush()
             os.fsync(handle.fileno())
-        name.replace(target)
-        return False
     name.replace(target)
-    return True
+    return linked
 
 
 @contextlib.contextmanager
