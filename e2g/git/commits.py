@@ -91,6 +91,8 @@ class CommitSource(Protocol):
 
     def command(self, arguments: Sequence[str]) -> list[str]: ...
 
+    def environment(self) -> dict[str, str]: ...
+
 
 class CommitReader:
     """Commits read through one `git diff-tree --stdin` process, batch after batch.
@@ -228,6 +230,7 @@ class CommitReader:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
+                env=self._repo.environment(),
             )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error

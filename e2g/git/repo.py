@@ -22,7 +22,7 @@ from e2g.errors import NotFound, RepoError, UnknownCommit, UsageError
 
 # FULL_SHA is named here too: the readers of a repository's files import it with Repo.
 from e2g.git.objects import FULL_SHA as FULL_SHA
-from e2g.git.objects import raise_git_error
+from e2g.git.objects import git_environment, raise_git_error
 from e2g.model import Address
 from e2g.model.links import Commit
 
@@ -119,7 +119,9 @@ class Repo:
         if rev is not None:  # printed last, after the lines above; none if unknown
             command += ["--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]
         try:
-            found = subprocess.run(command, capture_output=True, check=False)
+            found = subprocess.run(
+                command, capture_output=True, check=False, env=git_environment()
+            )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error
         lines = found.stdout.decode("utf-8", "surrogateescape").splitlines()
@@ -325,7 +327,7 @@ class Repo:
                     stdin=stdin,
                     stdout=subprocess.PIPE,
                     stderr=errors,
-                    env=self._env,
+                    env=self.environment(),
                 )
             except FileNotFoundError as error:
                 raise RepoError("git not found on PATH") from error
@@ -351,6 +353,10 @@ class Repo:
         self._check(["rev-parse", "--git-dir"], revs=())  # a broken repo raises here
         return None  # an unborn HEAD: a new repository has no commits yet
 
+    def environment(self) -> dict[str, str]:
+        """The environment git runs in on this repository (e2g.git.objects)."""
+        return git_environment(self._env)
+
     def command(self, arguments: Sequence[str]) -> list[str]:
         pinned = [
             item
@@ -368,7 +374,7 @@ class Repo:
                 input=data,
                 capture_output=True,
                 check=False,
-                env=self._env,
+                env=self.environment(),
             )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error

@@ -11,7 +11,6 @@ bytes is the lexing's to say (e2g.api.token_warm), which reads them anyway.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -70,7 +69,7 @@ def _marked(repo: Repo, rev: str, paths: Sequence[str]) -> dict[str, str]:
     if not paths:
         return {}
     with tempfile.TemporaryDirectory(prefix="e2g-attributes-") as scratch:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        env = {**repo.environment(), "GIT_INDEX_FILE": str(Path(scratch) / "index")}
         _git(repo, ["read-tree", "--end-of-options", rev], env=env, revs=[rev])
         data = "".join(f"{path}\0" for path in paths)
         output = _git(

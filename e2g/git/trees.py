@@ -52,7 +52,13 @@ class CommitHead(NamedTuple):
 def _git(repo: Repo, arguments: Sequence[str], *, data: bytes | None = None) -> bytes:
     command = ["git", "-C", str(repo.root), *arguments]
     try:
-        found = subprocess.run(command, input=data, capture_output=True, check=False)
+        found = subprocess.run(
+            command,
+            input=data,
+            capture_output=True,
+            check=False,
+            env=repo.environment(),
+        )
     except FileNotFoundError as error:
         raise RepoError("git not found on PATH") from error
     if found.returncode != 0:
@@ -193,6 +199,7 @@ def patch_ids(repo: Repo, shas: Sequence[str]) -> dict[str, str]:
                 stdin=listed,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                env=repo.environment(),
             )
         except FileNotFoundError as error:
             raise RepoError("git not found on PATH") from error
@@ -202,6 +209,7 @@ def patch_ids(repo: Repo, shas: Sequence[str]) -> dict[str, str]:
             stdin=log.stdout,
             capture_output=True,
             check=False,
+            env=repo.environment(),
         )
         log.stdout.close()
         if log.wait() != 0 or found.returncode != 0:
@@ -246,6 +254,7 @@ def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
         ],
         capture_output=True,
         check=False,
+        env=repo.environment(),
     )
     return found.returncode == 0
 
@@ -417,7 +426,11 @@ def merged_into(
         *(["--not", f"{next(iter(wanted))}^@"] if len(wanted) == 1 else []),
     ]
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=repo.environment(),
     ) as walk:
         for text in walk.stdout or ():
             sha, *parents = text.split()

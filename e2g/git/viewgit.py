@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from e2g.errors import RepoError
+from e2g.git.objects import git_environment
 
 
 def view_git(git_dir: Path | None, arguments: Sequence[str]) -> bytes:
@@ -27,6 +28,7 @@ def view_git_at_once(
     its own: a git that writes as it goes (`log -p`) would otherwise wait on a
     full pipe until the one before it ended."""
     where = [f"--git-dir={git_dir}"] if git_dir is not None else []
+    environment = git_environment()
     try:
         processes = [
             subprocess.Popen(
@@ -34,6 +36,7 @@ def view_git_at_once(
                 stdin=subprocess.PIPE if inputs is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                env=environment,
             )
             for arguments in commands
         ]

@@ -17,7 +17,7 @@ from typing import IO
 from e2g import faults
 from e2g.errors import RepoError
 from e2g.git.filehistory import Revision
-from e2g.git.objects import ObjectReader
+from e2g.git.objects import ObjectReader, git_environment
 from e2g.git.repo import FULL_SHA, Repo, looks_binary
 from e2g.tokens.lex import Lexer
 
@@ -49,6 +49,7 @@ def fast_import(
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=git_environment(),
     )
     assert importer.stdin is not None
     try:
