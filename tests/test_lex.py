@@ -192,3 +192,62 @@ def test_any_text_lexes_into_tokens_where_they_stand(text) -> None:
         line = lines[token.line - 1]
         assert line[token.column - 1 : token.column - 1 + len(first)] == first
         assert token.text.strip() == token.text and token.text
+
+
+# -- pygments' choice of a lexer, by patterns looked up --------------------------------
+
+
+def _names_from_patterns() -> list[str]:
+    """File names that match pygments' own patterns, a wildcard filled each way."""
+    from pygments.lexers._mapping import LEXERS
+
+    names: set[str] = set()
+    for _, _, _, patterns, _ in LEXERS.values():
+        for pattern in patterns:
+            for fill in ("", "x", "a.b", "Makefile", ".c"):
+                name = pattern.replace("*", fill).replace("?", "q")
+                while "[" in name and "]" in name[name.index("[") :]:
+                    start = name.index("[")
+                    end = name.index("]", start)
+                    name = name[:start] + name[start + 1 : end][:1] + name[end + 1 :]
+                names.add(name)
+    return sorted(name for name in names if name)
+
+
+def test_the_lexer_chosen_for_every_pygments_pattern_is_pygments_own() -> None:
+    from pygments.lexers import find_lexer_class_for_filename
+
+    from e2g.tokens.lex import _pygments_class
+
+    names = _names_from_patterns()
+    assert len(names) > 2000
+    wrong = [
+        (name, _pygments_class(name), find_lexer_class_for_filename(name))
+        for name in names
+        if _pygments_class(name) is not find_lexer_class_for_filename(name)
+    ]
+    assert wrong == []
+
+
+_PIECES = st.sampled_from(
+    ["", ".", "c", "h", "in", "Makefile", "txt", "py", "CMakeLists", "rc", "bash_"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_PIECES, min_size=1, max_size=4), st.text(string.ascii_letters, max_size=3)
+)
+@example(["Kconfig", ".", "debug"], "")
+@example(["Config.in", ".", "x"], "Sys")
+def test_any_name_gets_the_lexer_pygments_would_give_it(
+    pieces: list[str], head: str
+) -> None:
+    from pygments.lexers import find_lexer_class_for_filename
+
+    from e2g.tokens.lex import _pygments_class
+
+    name = head + "".join(pieces)
+    if not name:
+        return
+    assert _pygments_class(name) is find_lexer_class_for_filename(name)

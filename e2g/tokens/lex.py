@@ -428,12 +428,74 @@ def lexer_for(path: str) -> Lexer:
 
 @functools.lru_cache(maxsize=4096)
 def _pygments_class(name: str) -> type[Any] | None:
-    """pygments' lexer for a file name, asked once per name in a process: pygments
-    reads every plugin's entry points on each question (a warm names each file
-    of the tree: git.git's update, 2.4 s of its main process)."""
-    from pygments.lexers import find_lexer_class_for_filename
+    """pygments' lexer for a file name, as find_lexer_class_for_filename chooses it
+    (of the lexers with a pattern the name matches, the one of highest priority,
+    half a point more for a pattern without `*`, then the greatest class name),
+    the patterns looked up by the name and its endings instead of each matched in
+    turn: 0.2 ms a name, 0.9 s before a warm of git.git's 4,845 files started."""
+    patterns = _patterns()
+    found = list(patterns.exact.get(name, ()))
+    for start in range(len(name) + 1):
+        found += patterns.endings.get(name[start:], ())
+    found += [
+        (load, pattern)
+        for load, pattern, matcher in patterns.others
+        if matcher.match(name)
+    ]
+    if not found:
+        return None
+    rated = [(load(), pattern) for load, pattern in found]
+    best: type[Any] = max(
+        rated,
+        key=lambda item: (
+            item[0].priority + (0 if "*" in item[1] else 0.5),
+            item[0].__name__,
+        ),
+    )[0]
+    return best
 
-    found: type[Any] | None = find_lexer_class_for_filename(name)
+
+class _Patterns(NamedTuple):
+    """pygments' file name patterns, each with the loader of its lexer's class:
+    plain names, `*` and an ending, and the others (matched as fnmatch would)."""
+
+    exact: dict[str, list[tuple[Any, str]]]
+    endings: dict[str, list[tuple[Any, str]]]
+    others: list[tuple[Any, str, re.Pattern[str]]]
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    import fnmatch
+    import importlib
+
+    from pygments.lexers._mapping import LEXERS
+    from pygments.plugin import find_plugin_lexers
+
+    def loader(module: str, attribute: str) -> Any:
+        return functools.cache(
+            lambda: getattr(importlib.import_module(module), attribute)
+        )
+
+    classes: list[tuple[Any, tuple[str, ...]]] = [
+        (loader(module, key), tuple(filenames))
+        for key, (module, _, _, filenames, _) in LEXERS.items()
+    ]
+    classes += [
+        (functools.cache(lambda found=found: found), tuple(found.filenames))
+        for found in find_plugin_lexers()
+    ]
+    found = _Patterns({}, {}, [])
+    for load, filenames in classes:
+        for pattern in filenames:
+            wild = [at for at, char in enumerate(pattern) if char in "*?["]
+            if not wild:
+                found.exact.setdefault(pattern, []).append((load, pattern))
+            elif wild == [0] and pattern[0] == "*":
+                found.endings.setdefault(pattern[1:], []).append((load, pattern))
+            else:
+                matcher = re.compile(fnmatch.translate(pattern))
+                found.others.append((load, pattern, matcher))
     return found
 
 
