@@ -106,11 +106,13 @@ def read_result(directory: Path, key: str) -> tuple[list[Token], TokenBlame] | N
     path = directory / "results" / f"{key}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        tokens = [Token(line, column, text) for line, column, text in data["tokens"]]
+        # _make: tuple.__new__ itself, not the class's Python __new__ (2x faster).
+        tokens = list(map(Token._make, data["tokens"]))
         shas: list[str] = data["shas"]
+        views: list[str] = data["views"]
+        make = TokenOrigin._make
         origins = tuple(
-            TokenOrigin(shas[index], data["views"][index], line)
-            for index, line in data["origins"]
+            make((shas[index], views[index], line)) for index, line in data["origins"]
         )
         commits = {sha: commit_from_json(item) for sha, item in data["commits"].items()}
     except (OSError, ValueError, KeyError, IndexError, TypeError):

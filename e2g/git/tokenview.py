@@ -222,8 +222,9 @@ class TokenHistory:
             output = _blame_parts(self._git_dir, arguments, tokens)
         found = parse_blame(output)
         real = self.state.reverse()
+        make = TokenOrigin._make  # tuple.__new__ itself: 2x the class's own __new__
         origins = [
-            TokenOrigin(real.get(line.sha, line.sha), line.sha, line.original)
+            make((real.get(line.sha, line.sha), line.sha, line.original))
             for line in found.lines
         ]
         commits = {real.get(commit.sha, commit.sha): commit for commit in found.commits}

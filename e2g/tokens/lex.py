@@ -235,8 +235,9 @@ class LineLexer:
         done, open_token, _ = self._walk(_split_lines(text), None)
         if open_token is not None:
             done.append((*open_token, True))
+        make = Token._make  # tuple.__new__ itself: 2x the class's own __new__
         return [
-            Token(line, column, "\n".join(parts)) for line, column, parts, _ in done
+            make((line, column, "\n".join(parts))) for line, column, parts, _ in done
         ]
 
     def view(self, text: str) -> str:
