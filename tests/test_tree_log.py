@@ -128,3 +128,66 @@ def test_a_writer_killed_midway_leaves_the_copy_before(tmp_path: Path) -> None:
     assert keep.read_bytes() == before
     _same(opened, head, keep)
     assert not list(keep.parent.glob(".repo.log.*"))  # the leftover is gone
+
+
+def _log_of(log: treelog.TreeLog) -> tuple[object, ...]:
+    return (
+        log.head,
+        [(c.sha, c.parents, c.author, c.subject, c.changes) for c in log.commits.values()],
+        log.combined,
+    )
+
+
+def test_the_commits_since_are_kept_apart_until_an_eighth_of_the_copy(
+    tmp_path: Path,
+) -> None:
+    """An advance writes the commits since beside the copy, which stays as it
+    was; read back, copy and commits apart are the log git gives. Past an eighth
+    of the copy they are written into it again. A walk of a head that does not
+    reach the kept one (a reset) drops them; a damaged file of them is ignored."""
+    repo = build_tangled(tmp_path / "repo")
+    for number in range(24):
+        repo.commit(f"grow {number}", {"grow.c": body("g", number + 1)})
+    git(repo.root, "checkout", "-q", "-b", "topic", "HEAD~2")
+    repo.commit("topic d", {"d.c": body("d", 20, "topic")})
+    git(repo.root, "checkout", "-q", "main")
+    repo.merge("topic")
+    opened = Repo.open(repo.root)
+    keep = tmp_path / "repo.log"
+    since = tmp_path / "repo.log.since"
+    base = opened.resolve("HEAD~3")
+    treelog.tree_log(opened, base, keep)
+    copy = keep.read_bytes()
+    assert not since.exists()
+    head = opened.resolve("HEAD")  # three commits on, a merge among them
+    assert _log_of(treelog.tree_log(opened, head, keep)) == _log_of(
+        treelog.tree_log(opened, head)
+    )
+    assert keep.read_bytes() == copy and since.is_file()
+    kept = treelog._read_kept(keep)
+    assert kept is not None
+    assert _log_of(kept) == _log_of(treelog.tree_log(opened, head))
+    assert kept.combined.keys() >= {opened.resolve("HEAD")}
+    _same(opened, head, keep)
+    # Damaged: ignored, the commits since the copy read from git again.
+    since.write_bytes(b"not rows")
+    assert _log_of(treelog._read_kept(keep) or treelog.tree_log(opened, head)) == (
+        _log_of(treelog.tree_log(opened, base))
+    )
+    _same(opened, head, keep)
+    assert keep.read_bytes() == copy and since.is_file()
+    # A reset to the copy's own head: the commits apart are dropped.
+    treelog.tree_log(opened, base, keep)
+    assert not since.exists()
+    assert _log_of(treelog._read_kept(keep) or treelog.tree_log(opened, head)) == (
+        _log_of(treelog.tree_log(opened, base))
+    )
+    # Past an eighth of the copy: one copy again.
+    for number in range(6):
+        repo.commit(f"more {number}", {"grow.c": body("g", 40 + number)})
+    head = opened.resolve("HEAD")
+    _same(opened, head, keep)
+    assert not since.exists() and keep.read_bytes() != copy
+    kept = treelog._read_kept(keep)
+    assert kept is not None
+    assert _log_of(kept) == _log_of(treelog.tree_log(opened, head))

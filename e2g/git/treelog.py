@@ -13,20 +13,29 @@ topological order. A head that does not reach the kept one (a rewritten branch)
 is read whole.
 
 The copy: marshal'd rows (paths as numbers into one table of names), zlib'd at
-level 1 (git.git: 13 MB, read back in 0.9 s), written whole or not at all (a
+level 1 (git.git: 13 MB, read back in 0.55 s), written whole or not at all (a
 temporary file synced, then renamed over the old; a killed writer's temporary
-file is removed by the next), under the warm's lock. A copy
-that cannot be read back (cut short, another format, not ours) is read afresh
-from git and written again: it is a cache, never the only copy of anything.
+file is removed by the next), under the warm's lock. The commits a later walk
+read are kept apart, in a second file beside it (`.since`: the same rows, and the
+head of the copy they extend) rewritten whole at each walk, until they are an
+eighth of the copy: then the two are written as one copy again. Writing the
+whole copy for an update of a hundred commits cost 0.8 s of its walk, 1.5% of
+the update. The second file is removed before a new whole copy is written, so
+it never extends any copy but the one it was written beside. A copy (or a
+second file) that cannot be read back (cut short, another format, not ours) is
+read afresh from git (or ignored) and written again: it is a cache, never the
+only copy of anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -35,7 +44,9 @@ from e2g.git.filehistory import _NAME_UNSAFE
 from e2g.git.repo import FULL_SHA, Repo
 from e2g.git.trees import is_ancestor
 
-FORMAT = 1  # of the kept copy: another value is read afresh
+FORMAT = 2  # of the kept copy: another value is read afresh
+SINCE_FORMAT = 1  # of the commits kept apart
+APART = 8  # the commits since the copy are kept apart while the copy has 8x more
 _GITLINK = b"160000"
 _ZERO = re.compile(r"0+")
 
@@ -61,19 +72,34 @@ class TreeLog(NamedTuple):
     combined: dict[str, set[str]]
 
 
+class _Kept(NamedTuple):
+    """The kept log: the copy and the commits kept apart since, as one log."""
+
+    log: TreeLog
+    base: str  # the copy's own head
+    apart: int  # how many of the log's commits (its newest) are kept apart
+    combined: dict[str, set[str]]  # the merges among them: their paths
+
+
 def tree_log(repo: Repo, head: str, keep: Path | None = None) -> TreeLog:
     """The log up to `head`: from git, or from the copy kept at `keep` and the
     commits since (the copy then brought to `head`)."""
-    kept = _read_kept(keep) if keep is not None else None
-    if kept is not None and kept.head == head:
-        return kept
-    if kept is not None and is_ancestor(repo, kept.head, head):
-        since = read_log(repo, head, since=kept.head)
+    kept = _read(keep) if keep is not None else None
+    if kept is not None and kept.log.head == head:
+        return kept.log
+    if kept is not None and is_ancestor(repo, kept.log.head, head):
+        since = read_log(repo, head, since=kept.log.head)
+        combined = read_combined(repo, head, since=kept.log.head)
         log = TreeLog(
             head,
-            {**since, **kept.commits},
-            {**kept.combined, **read_combined(repo, head, since=kept.head)},
+            {**since, **kept.log.commits},
+            {**kept.log.combined, **combined},
         )
+        apart = len(since) + kept.apart
+        if keep is not None and apart * APART <= len(log.commits) - apart:
+            newest = list(islice(log.commits.values(), apart))
+            _write_since(keep, head, kept.base, newest, {**kept.combined, **combined})
+            return log
     else:
         log = TreeLog(head, read_log(repo, head), read_combined(repo, head))
     if keep is not None:
@@ -81,11 +107,39 @@ def tree_log(repo: Repo, head: str, keep: Path | None = None) -> TreeLog:
     return log
 
 
+def _since_path(place: Path) -> Path:
+    return place.with_name(f"{place.name}.since")
+
+
 def _read_kept(place: Path) -> TreeLog | None:
+    """The kept log as one (the copy and the commits kept apart since)."""
+    kept = _read(place)
+    return None if kept is None else kept.log
+
+
+def _read(place: Path) -> _Kept | None:
+    found = _read_rows(place, FORMAT)
+    if found is None:
+        return None
+    base, _ = found
+    since = _read_rows(_since_path(place), SINCE_FORMAT)
+    if since is None or since[1] != base.head:
+        return _Kept(base, base.head, 0, {})  # none, or not of this copy
+    newer = since[0]
+    log = TreeLog(
+        newer.head,
+        {**newer.commits, **base.commits},
+        {**base.combined, **newer.combined},
+    )
+    return _Kept(log, base.head, len(newer.commits), newer.combined)
+
+
+def _read_rows(place: Path, version: int) -> tuple[TreeLog, str] | None:
+    """A file of rows: its log and the head it extends ("" for the copy)."""
     try:
         data = marshal.loads(zlib.decompress(place.read_bytes()))
-        version, head, names, rows, merges = data
-        if version != FORMAT or not FULL_SHA.fullmatch(head):
+        found, head, on, names, rows, merges = data
+        if found != version or not FULL_SHA.fullmatch(head):
             return None
         commits: dict[str, Commit] = {}
         for sha, parents, author, committed, subject, changes in rows:
@@ -95,12 +149,47 @@ def _read_kept(place: Path) -> TreeLog | None:
         combined = {sha: {names[n] for n in numbers} for sha, numbers in merges}
     except (OSError, EOFError, ValueError, TypeError, IndexError, zlib.error):
         return None
-    return TreeLog(head, commits, combined) if head in commits else None
+    if head not in commits or not isinstance(on, str):
+        return None
+    return TreeLog(head, commits, combined), on
 
 
 def _write_kept(place: Path, log: TreeLog) -> None:
     """The copy replaced whole, or left as it was (a full disk: the next walk
-    reads git again)."""
+    reads git again); the commits kept apart beside the copy before are
+    removed first (they extend that one)."""
+    with contextlib.suppress(FileNotFoundError):
+        _since_path(place).unlink()
+    replace_whole(
+        place,
+        _rows(FORMAT, log.head, "", log.commits.values(), log.combined),
+        fault="treelog.write",
+    )
+
+
+def _write_since(
+    place: Path,
+    head: str,
+    base: str,
+    commits: Sequence[Commit],
+    combined: dict[str, set[str]],
+) -> None:
+    """The commits since the copy (whose head is `base`) kept apart, replaced
+    whole or left as they were."""
+    replace_whole(
+        _since_path(place),
+        _rows(SINCE_FORMAT, head, base, commits, combined),
+        fault="treelog.write",
+    )
+
+
+def _rows(
+    version: int,
+    head: str,
+    on: str,
+    commits: Iterable[Commit],
+    combined: dict[str, set[str]],
+) -> bytes:
     names: dict[str, int] = {}
     rows = [
         (
@@ -114,16 +203,15 @@ def _write_kept(place: Path, log: TreeLog) -> None:
                 for path, b in commit.changes.items()
             ),
         )
-        for commit in log.commits.values()
+        for commit in commits
     ]
     merges = [
         (sha, tuple(names.setdefault(path, len(names)) for path in paths))
-        for sha, paths in log.combined.items()
+        for sha, paths in combined.items()
     ]
-    data = zlib.compress(
-        marshal.dumps((FORMAT, log.head, list(names), rows, merges)), 1
+    return zlib.compress(
+        marshal.dumps((version, head, on, list(names), rows, merges)), 1
     )
-    replace_whole(place, data, fault="treelog.write")
 
 
 # -- reading git ------------------------------------------------------------------------
