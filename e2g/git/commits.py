@@ -25,7 +25,7 @@ from e2g.git.diffs import (
     EMPTY_PATCH,
     DiffBuffer,
     build_patch,
-    numstat_patch,
+    paths_patch,
     split_lines,
 )
 from e2g.git.objects import FULL_SHA, raise_git_error
@@ -70,9 +70,9 @@ _LOG_OPTIONS = (
     "--diff-algorithm=myers",
     "--inter-hunk-context=0",
 )
-# Without diffs: per file "added<TAB>removed<TAB>path" ("-" counts for binary).
+# Without diffs: the paths alone, one a line (a tree diff: no file is read).
 # (-U and --inter-hunk-context would turn on -p again.)
-_NUMSTAT_OPTIONS = (*_READ_OPTIONS, "--numstat", "--no-renames")
+_PATHS_OPTIONS = (*_READ_OPTIONS, "-r", "--name-only", "--no-renames")
 # Shas per write: a batch must fit the pipe, or git, blocked on its own output
 # that nobody reads yet, would stop reading ours.
 _STREAM_BATCH = 500
@@ -117,7 +117,7 @@ class CommitReader:
         self._diffs = diffs
         self._shallow = repo.shallow_boundary()
         self._marker = f"#e2g-end-{os.urandom(8).hex()}".encode("ascii")
-        self._options = list(_LOG_OPTIONS if diffs else _NUMSTAT_OPTIONS)
+        self._options = list(_LOG_OPTIONS if diffs else _PATHS_OPTIONS)
         if diffs and not renames:
             self._options[self._options.index("-M")] = "--no-renames"
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
@@ -211,7 +211,7 @@ class CommitReader:
     def _built(
         self, record: _Record, *, lines: bool
     ) -> Iterator[tuple[Commit, Lines | None]]:
-        built = _build_commit(record, shallow=self._shallow, numstat=not self._diffs)
+        built = _build_commit(record, shallow=self._shallow, paths_only=not self._diffs)
         if built is not None:
             commit, found = built
             if lines and found is None:
@@ -455,7 +455,7 @@ def _line_start(data: bytes, needle: bytes, position: int) -> int:
 
 
 def _build_commit(
-    record: _Record, *, shallow: frozenset[str], numstat: bool = False
+    record: _Record, *, shallow: frozenset[str], paths_only: bool = False
 ) -> tuple[Commit, Lines | None] | None:
     """The commit, and diff_lines() of its diff when parsing gave them for free."""
     fields = record.header.decode("utf-8", errors="replace").split("\x00")
@@ -473,8 +473,8 @@ def _build_commit(
     if sha in shallow:
         log.info("commit %s is a shallow-clone boundary: its diff is unknown", sha)
         patch = EMPTY_PATCH
-    elif numstat:
-        patch = numstat_patch(split_lines(b"".join(record.diff.lines)))
+    elif paths_only:
+        patch = paths_patch(split_lines(b"".join(record.diff.lines)))
     else:
         patch, lines = build_patch(record.diff)
     commit = Commit(

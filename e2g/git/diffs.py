@@ -1,6 +1,6 @@
 """A commit's diff as git streams it: bounded (MAX_DIFF, MAX_FILES), its files and
-counts, and its patch-id (`git patch-id --stable`, e2g.mail.patch_id), or the
-counts alone from `--numstat`.
+counts, and its patch-id (`git patch-id --stable`, e2g.mail.patch_id), or its
+files alone from `--name-only`.
 """
 
 from __future__ import annotations
@@ -144,33 +144,24 @@ def build_patch(buffer: DiffBuffer) -> tuple[Patch, Lines | None]:
     return _truncated_patch(text, buffer.overflow), None
 
 
-def numstat_patch(lines: Sequence[bytes]) -> Patch:
-    """Files and counts from `--numstat` lines; binary files count "-" as 0."""
+def paths_patch(lines: Sequence[bytes]) -> Patch:
+    """The files alone, from `--name-only` lines (no counts: every reader of a
+    commit without its diff shows its files only, and git then compares trees
+    without reading a file: `--numstat`'s counts made git.git's 3,000 newest
+    commits 1.9 s to read, against 0.3 s)."""
     files: list[FileChange] = []
-    for line in lines[:MAX_FILES]:
-        added, removed, name = (
-            line.decode("utf-8", errors="replace").rstrip("\n").split("\t", 2)
-            + ["", ""]
-        )[:3]
+    for line in lines:
+        name = line.decode("utf-8", errors="replace").rstrip("\n")
         if not name:
             continue
-        binary = added == "-"
         files.append(
             FileChange(
-                path=unquote_path(name),
-                old_path=None,
-                binary=binary,
-                added=0 if binary else int(added or 0),
-                removed=0 if binary else int(removed or 0),
+                path=unquote_path(name), old_path=None, binary=False, added=0, removed=0
             )
         )
-    return Patch(
-        diff="",
-        files=tuple(files),
-        added=sum(change.added for change in files),
-        removed=sum(change.removed for change in files),
-        patch_id=None,
-    )
+        if len(files) == MAX_FILES:
+            break
+    return Patch(diff="", files=tuple(files), added=0, removed=0, patch_id=None)
 
 
 def _non_utf8_patch(data: bytes, overflow: _Overflow | None) -> Patch:

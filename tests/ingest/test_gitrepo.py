@@ -292,7 +292,9 @@ def test_dated_rev_list_gives_commit_times(history) -> None:
     assert stamps[str(history["root"])] == int(root.commit_date.timestamp())
 
 
-def test_commits_without_diffs_keep_files_counts_and_metadata(history) -> None:
+def test_commits_without_diffs_keep_files_and_metadata(history) -> None:
+    """Read without diffs (git compares trees, no file is read): every file the
+    diff names, in its order, and no counts."""
     repo = Repo.open(repo_path(history))
     shas = repo.rev_list([])
     full = {commit.sha: commit for commit in repo.commits(shas)}
@@ -307,11 +309,12 @@ def test_commits_without_diffs_keep_files_counts_and_metadata(history) -> None:
             other.trailers,
         )
         assert commit.patch.diff == "" and commit.patch.patch_id is None
+        assert commit.patch.added == commit.patch.removed == 0
+        if commit.sha != str(history["rename"]):
+            assert commit.patch.paths == other.patch.paths, commit.subject
     by_sha = {commit.sha: commit for commit in light}
-    binary = by_sha[str(history["binary"])].patch.files
-    assert [(f.path, f.binary) for f in binary] == [("logo.png", True)]
-    unicode = by_sha[str(history["unicode"])].patch.files
-    assert [(f.path, f.added) for f in unicode] == [("unicode.md", 1)]
+    assert by_sha[str(history["binary"])].patch.paths == ("logo.png",)
+    assert by_sha[str(history["unicode"])].patch.paths == ("unicode.md",)
     # Without rename detection a rename is a deletion and an addition.
     assert set(by_sha[str(history["rename"])].patch.paths) == {
         "src/queue.c",
