@@ -134,7 +134,7 @@ def write_result(
         if origin.view_sha or origin.sha not in views:
             views[origin.sha] = origin.view_sha
     data = {
-        "tokens": [[token.line, token.column, token.text] for token in tokens],
+        "tokens": tokens,  # named tuples: json writes each as [line, column, text]
         "shas": shas,
         "views": [views[sha] for sha in shas],
         "origins": [[index[origin.sha], origin.line] for origin in blamed.origins],
