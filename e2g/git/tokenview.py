@@ -30,6 +30,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -335,45 +336,42 @@ class TokenHistory:
     def _origins_at_once(
         self, asked: Sequence[tuple[str, dict[int, int]]], *, context: int
     ) -> list[dict[int, TokenOrigin]]:
-        """_origins_in() of each (parent, mapped) of `asked`, two blames at once
-        (git blames on one core)."""
-        answers: list[dict[int, TokenOrigin]] = []
+        """_origins_in() of each (parent, mapped) of `asked`, two blames at a time
+        (git blames on one core), the next started as soon as one ends: by twos,
+        each pair waited for its slower blame (git.git's diff.c, 16 blames of
+        0.1-0.6 s: its cold answer 12.3-12.7 s -> 11.2-11.6 s)."""
         real = self.state.reverse()
-        for start in range(0, len(asked), 2):
-            part = [item for item in asked[start : start + 2] if item[1]]
-            outputs = iter(
-                view_git_at_once(
-                    self._git_dir,
-                    [
-                        [
-                            "blame",
-                            "--porcelain",
-                            *(["-M"] if context else []),
-                            *_windows(mapped.values(), context=context),
-                            parent,
-                            "--",
-                            VIEW_PATH,
-                        ]
-                        for parent, mapped in part
-                    ],
-                )
-                if part
-                else []
+
+        def blamed(item: tuple[str, dict[int, int]]) -> dict[int, TokenOrigin]:
+            parent, mapped = item
+            if not mapped:
+                return {}
+            output = view_git(
+                self._git_dir,
+                [
+                    "blame",
+                    "--porcelain",
+                    *(["-M"] if context else []),
+                    *_windows(mapped.values(), context=context),
+                    parent,
+                    "--",
+                    VIEW_PATH,
+                ],
             )
-            for _, mapped in asked[start : start + 2]:
-                found: dict[int, TokenOrigin] = {}
-                if mapped:
-                    by_line = {
-                        item.number: item for item in parse_blame(next(outputs)).lines
-                    }
-                    for line, old in mapped.items():
-                        item = by_line.get(old)
-                        if item is not None:
-                            found[line] = TokenOrigin(
-                                real.get(item.sha, item.sha), item.sha, item.original
-                            )
-                answers.append(found)
-        return answers
+            by_line = {item.number: item for item in parse_blame(output).lines}
+            found: dict[int, TokenOrigin] = {}
+            for line, old in mapped.items():
+                origin = by_line.get(old)
+                if origin is not None:
+                    found[line] = TokenOrigin(
+                        real.get(origin.sha, origin.sha), origin.sha, origin.original
+                    )
+            return found
+
+        if len(asked) < 2:
+            return [blamed(item) for item in asked]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            return list(pool.map(blamed, asked))
 
     def _follow_moves(self, origins: list[TokenOrigin], texts: Sequence[str]) -> None:
         """Tokens given to a commit that only moved them go to where they came from.
