@@ -133,7 +133,10 @@ def test_a_writer_killed_midway_leaves_the_copy_before(tmp_path: Path) -> None:
 def _log_of(log: treelog.TreeLog) -> tuple[object, ...]:
     return (
         log.head,
-        [(c.sha, c.parents, c.author, c.subject, c.changes) for c in log.commits.values()],
+        [
+            (c.sha, c.parents, c.author, c.subject, c.changes)
+            for c in log.commits.values()
+        ],
         log.combined,
     )
 
