@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,9 @@ from e2g.git.objects import ObjectReader, git_environment
 from e2g.git.repo import Repo
 from e2g.git.trees import is_ancestor
 from e2g.git.viewgit import view_git
+from tests.conftest import git
 
 _OURS = "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=16777216"
-
-
-def _git(where: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(where), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 @pytest.fixture
@@ -32,15 +26,13 @@ def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pat
     """A repository of two commits, and the file each git started logs to."""
     top = tmp_path / "work"
     top.mkdir()
-    _git(top, "init", "-q", "-b", "main")
-    for number in range(2):
-        (top / "f.c").write_text("int x;\n" * (number + 1))
-        _git(top, "add", ".")
-        _git(
-            top,
-            "-c", "user.name=A", "-c", "user.email=a@example.org",
-            "commit", "-q", "-m", f"commit {number}",
-        )  # fmt: skip
+    git(top, "init", "-q", "-b", "main")
+    (top / "f.c").write_text("int x;\n")
+    git(top, "add", "f.c")
+    identity = ("-c", "user.name=A", "-c", "user.email=a@example.org")
+    git(top, *identity, "commit", "-q", "-m", "one")
+    (top / "f.c").write_text("int x;\nint x;\n")
+    git(top, *identity, "commit", "-q", "-a", "-m", "two")
     real = shutil.which("git")
     assert real is not None
     shims = tmp_path / "bin"
