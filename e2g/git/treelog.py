@@ -78,7 +78,6 @@ class _Kept(NamedTuple):
     log: TreeLog
     base: str  # the copy's own head
     apart: int  # how many of the log's commits (its newest) are kept apart
-    combined: dict[str, set[str]]  # the merges among them: their paths
 
 
 def tree_log(repo: Repo, head: str, keep: Path | None = None) -> TreeLog:
@@ -89,16 +88,14 @@ def tree_log(repo: Repo, head: str, keep: Path | None = None) -> TreeLog:
         return kept.log
     if kept is not None and is_ancestor(repo, kept.log.head, head):
         since = read_log(repo, head, since=kept.log.head)
-        combined = read_combined(repo, head, since=kept.log.head)
         log = TreeLog(
             head,
             {**since, **kept.log.commits},
-            {**kept.log.combined, **combined},
+            {**kept.log.combined, **read_combined(repo, head, since=kept.log.head)},
         )
         apart = len(since) + kept.apart
         if keep is not None and apart * APART <= len(log.commits) - apart:
-            newest = list(islice(log.commits.values(), apart))
-            _write_since(keep, head, kept.base, newest, {**kept.combined, **combined})
+            _write_since(keep, log, kept.base, apart)
             return log
     else:
         log = TreeLog(head, read_log(repo, head), read_combined(repo, head))
@@ -124,14 +121,14 @@ def _read(place: Path) -> _Kept | None:
     base, _ = found
     since = _read_rows(_since_path(place), SINCE_FORMAT)
     if since is None or since[1] != base.head:
-        return _Kept(base, base.head, 0, {})  # none, or not of this copy
+        return _Kept(base, base.head, 0)  # none, or not of this copy
     newer = since[0]
     log = TreeLog(
         newer.head,
         {**newer.commits, **base.commits},
         {**base.combined, **newer.combined},
     )
-    return _Kept(log, base.head, len(newer.commits), newer.combined)
+    return _Kept(log, base.head, len(newer.commits))
 
 
 def _read_rows(place: Path, version: int) -> tuple[TreeLog, str] | None:
@@ -167,18 +164,15 @@ def _write_kept(place: Path, log: TreeLog) -> None:
     )
 
 
-def _write_since(
-    place: Path,
-    head: str,
-    base: str,
-    commits: Sequence[Commit],
-    combined: dict[str, set[str]],
-) -> None:
-    """The commits since the copy (whose head is `base`) kept apart, replaced
-    whole or left as they were."""
+def _write_since(place: Path, log: TreeLog, base: str, apart: int) -> None:
+    """The log's `apart` newest commits (those since the copy, whose head is
+    `base`) and their merges' paths kept apart, replaced whole or left as they
+    were."""
+    newest = list(islice(log.commits.values(), apart))
+    combined = {c.sha: log.combined[c.sha] for c in newest if c.sha in log.combined}
     replace_whole(
         _since_path(place),
-        _rows(SINCE_FORMAT, head, base, commits, combined),
+        _rows(SINCE_FORMAT, log.head, base, newest, combined),
         fault="treelog.write",
     )
 

@@ -483,7 +483,7 @@ def _patterns() -> _Patterns:
         for key, (module, _, _, filenames, _) in LEXERS.items()
     ]
     classes += [
-        (functools.cache(lambda found=found: found), tuple(found.filenames))
+        (lambda found=found: found, tuple(found.filenames))
         for found in find_plugin_lexers()
     ]
     found = _Patterns({}, {}, [])
