@@ -40,7 +40,7 @@ def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pat
     log = tmp_path / "started.log"
     shim = shims / "git"
     shim.write_text(
-        f'#!/bin/sh\nprintf "%s|%s\\n" "$1 $2 $3" "$GLIBC_TUNABLES" >> "{log}"\n'
+        f'#!/bin/sh\nprintf "%s|%s\\n" "$*" "$GLIBC_TUNABLES" >> "{log}"\n'
         f'exec "{real}" "$@"\n'
     )
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
@@ -88,3 +88,20 @@ def test_the_environment_given_is_kept_beside_the_tunables() -> None:
         "PATH": "/bin",
         "GLIBC_TUNABLES": _OURS,
     }
+
+
+def test_blame_reads_the_ignore_revs_config_once_per_repository(
+    recorded: tuple[Path, Path],
+) -> None:
+    """A warm's worker blames hundreds of files through one Repo: the config that
+    says which revisions blame looks through is read at its first blame only."""
+    top, log = recorded
+    repository = Repo.open(top)
+    head = repository.resolve("HEAD")
+    for _ in range(3):
+        assert len(repository.blame(head, "f.c").lines) == 2
+    asked = [line for line in log.read_text().splitlines() if " config " in line]
+    assert len(asked) == 1
+    Repo.open(top).blame(head, "f.c")  # another command's Repo reads it afresh
+    asked = [line for line in log.read_text().splitlines() if " config " in line]
+    assert len(asked) == 2

@@ -194,6 +194,35 @@ def test_any_text_lexes_into_tokens_where_they_stand(text) -> None:
         assert token.text.strip() == token.text and token.text
 
 
+BLOCKS = st.lists(
+    st.one_of(
+        WORDS,
+        SPACE,
+        st.sampled_from(["/*", "*/", "/* a\n\n b */", '"s', '"', "'", "//", "\\\n"]),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(BLOCKS)
+@example(["x", "/*", "\n", "a", "\n\n", "*/", "y"])
+@example(["/*", "\n", "never closed"])
+def test_tokens_made_line_by_line_are_the_whole_walk(pieces) -> None:
+    """tokens() gives a line outside any open token its tokens directly and walks
+    only the runs inside one: the same tokens as walking every line (_walk, the
+    definition the view is built from)."""
+    text = "".join(pieces)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    done, open_token, _ = C._walk(lines, None)
+    if open_token is not None:
+        done.append((*open_token, True))
+    walked = [(line, column, "\n".join(parts)) for line, column, parts, _ in done]
+    assert [tuple(token) for token in C.tokens(text)] == walked
+
+
 # -- pygments' choice of a lexer, by patterns looked up --------------------------------
 
 

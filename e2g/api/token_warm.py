@@ -160,7 +160,7 @@ def warm(  # noqa: PLR0913 - options are keyword-only
             for path, outcome, found in _run(
                 settings,
                 repository,
-                (sha, ancestry),
+                (sha, ancestry, run.ignore),
                 (tasks, heavy),
                 histories,
                 (pool, width),
@@ -466,10 +466,10 @@ def _ancestry(place: str, sha: str) -> Ancestry | None:
 
 
 def _warm_one(
-    job: tuple[Settings, str, tuple[str, Path], str, Walked],
+    job: tuple[Settings, str, tuple[str, Path, tuple[str, ...]], str, Walked],
 ) -> tuple[str, str, FileSummary | str]:
     """One file blamed and its answers cached: its summary, or why it was not."""
-    settings, root, (sha, ancestry), path, walked = job
+    settings, root, (sha, ancestry, ignore), path, walked = job
     # Pickled by the walk's own process (our own bytes, never a file's).
     history = pickle.loads(walked) if isinstance(walked, bytes) else walked  # noqa: S301
     try:
@@ -481,7 +481,6 @@ def _warm_one(
             return path, "skipped", "binary"
         lexer = lexer_for(path)
         directory = cache_root(settings) / cache_key(repository, path, lexer)
-        ignore = repository.ignored_revs()
         found = token_origins(
             settings,
             repository,
@@ -540,13 +539,14 @@ def _workers(width: int) -> Iterator[ProcessPoolExecutor | None]:
 def _run(  # noqa: PLR0913 - the warm's state
     settings: Settings,
     repository: Repo,
-    at: tuple[str, Path],
+    at: tuple[str, Path, tuple[str, ...]],
     paths: tuple[Sequence[str], Collection[str]],
     histories: dict[str, Walked],
     workers: tuple[ProcessPoolExecutor | None, int],
 ) -> Iterator[tuple[str, str, FileSummary | str]]:
-    """Each file's outcome as it comes (`at`: the revision, and where the walk
-    wrote its ancestry; `paths`: the files in the order to blame them, and the
+    """Each file's outcome as it comes (`at`: the revision, where the walk
+    wrote its ancestry, and the commits blame looks through, read once for the
+    warm: a `git config` per file less); `paths`: the files in the order to blame them, and the
     heavy ones): in the worker processes of `workers` (a pool and its width)
     when there are, handed out by a _Dispatch (a worker that dies, killed or out
     of memory, ends the run: what was done is kept, and the next run resumes)."""

@@ -65,6 +65,9 @@ class Repo:
         self._git_dir = git_dir
         self._common_dir = common_dir
         self._env: dict[str, str] | None = None  # None: the process's own
+        # blame's arguments for `.git-blame-ignore-revs`, read at the first blame: a
+        # Repo lives for one command, or one warm's worker (a `git config` a file).
+        self._ignoring: list[str] | None = None
 
     def with_alternate(self, objects: Path) -> Repo:
         """The same repository, its git commands also reading the object directory
@@ -517,6 +520,11 @@ class Repo:
         ]
 
     def _ignore_revs(self) -> list[str]:
+        if self._ignoring is None:
+            self._ignoring = self._ignore_arguments()
+        return self._ignoring
+
+    def _ignore_arguments(self) -> list[str]:
         configured = self._run(["config", "--get", "blame.ignoreRevsFile"])
         if configured.returncode == 0 or self._root == self._git_dir:
             return []  # git applies the config itself; a bare repository has no top
