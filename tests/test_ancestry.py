@@ -107,3 +107,52 @@ def test_a_writer_killed_midway_leaves_the_file_before(tmp_path: Path) -> None:
     found = Ancestry.read(place)
     assert found is not None and found.head == opened.resolve("HEAD")
     assert not list(tmp_path.glob(".tree.ancestry.*.tmp"))  # the leftover is gone
+
+
+def test_moves_are_followed_both_ways_and_a_folder_moved_at_once_is_not(
+    tmp_path: Path,
+) -> None:
+    """x.c moved to y.c on the main line, then y.c to z.c on a topic merged
+    later (against its first parent the merge deletes y.c and adds z.c beside the
+    topic's other work): each name leads to the others. A file changed in a move's
+    commit is no name of the moved one, and a commit that moved more files than
+    MOVE_FANOUT pairs none of them."""
+    from e2g.git.ancestry import MOVE_FANOUT
+    from tests.test_token_warm import Builder, body
+
+    repo = Builder(tmp_path / "repo")
+    many = {f"t/t{n:02}.sh": body(f"t{n}", 3) for n in range(MOVE_FANOUT + 1)}
+    repo.commit("base", {"x.c": body("x", 8), "other.c": body("o", 4), **many})
+    repo.commit("work", {"x.c": body("x", 9)})
+    repo.commit("x.c to y.c", {"x.c": None, "y.c": body("x", 9), "other.c": "o\n"})
+    git(repo.root, "checkout", "-q", "-b", "topic")
+    repo.commit("y.c to z.c", {"y.c": None, "z.c": body("x", 9)})
+    repo.commit("topic work", {"new.c": body("n", 3)})
+    git(repo.root, "checkout", "-q", "main")
+    repo.commit("main work", {"other.c": body("o", 5)})
+    git(
+        repo.root,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge topic",
+        "topic",
+        env=repo.env(),
+    )
+    renumbered = {f"t/t{n:02}.sh": None for n in range(MOVE_FANOUT + 1)}
+    renumbered |= {f"t/t{n + 50}.sh": body(f"t{n}", 3) for n in range(MOVE_FANOUT + 1)}
+    repo.commit("renumber the tests", renumbered)
+    opened = Repo.open(repo.root)
+    ancestry = Ancestry.of(tree_log(opened, opened.resolve("HEAD")))
+    names = {"x.c", "y.c", "z.c"}
+    for name in names:
+        assert ancestry.moved({name}) == names, name
+    assert ancestry.moved({"other.c"}) == {"other.c"}
+    assert ancestry.moved({"t/t03.sh"}) == {"t/t03.sh"}
+    assert ancestry.moved({"t/t53.sh"}) == {"t/t53.sh"}
+    assert ancestry.moved({"new.c", "absent.c"}) == {"new.c", "absent.c"}
+    place = tmp_path / "tree.ancestry"
+    ancestry.write(place)
+    again = Ancestry.read(place)
+    assert again is not None and again.moved({"z.c"}) == names

@@ -282,3 +282,35 @@ def test_a_token_blame_keeps_the_paths_its_lines_came_from(
     assert read_lines_from(directory) == frozenset()
     write_lines_from(directory, [f"{n:09}.c" for n in range(200_000)])
     assert (directory / LINES_FROM).read_bytes() == b"not json"  # not written
+
+
+def test_the_first_try_follows_the_names_between_those_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """b.c's helper moved into a.c after b.c was renamed to c.c and back to b.c's
+    old contents in d.c: an earlier blame named b.c, the name the helper was last
+    edited under; the paths followed from the first try hold c.c and d.c too (git
+    passes the lines through them), and the answer is the full walk's."""
+    repo = Builder(tmp_path / "repo")
+    helper = "static int helper_value(int value)\n{\n\treturn value * 7 + 3;\n}\n"
+    repo.commit("base", {"a.c": body("a", 20), "b.c": body("b", 20) + helper})
+    repo.commit("b.c to c.c", {"b.c": None, "c.c": body("b", 20) + helper})
+    repo.commit("c.c to d.c", {"c.c": None, "d.c": body("b", 21) + helper})
+    repo.commit(
+        "move helper to a", {"a.c": body("a", 20) + helper, "d.c": body("b", 21)}
+    )
+    opened = Repo.open(repo.root)
+    head = opened.resolve("HEAD")
+    ancestry = _ancestry(opened, head)
+    asked: list[set[str]] = []
+
+    def spied(ancestry_: Ancestry, paths: set[str]) -> list[list[str]]:
+        asked.append(set(paths))
+        return along(ancestry_, paths)
+
+    monkeypatch.setattr(lineblame, "along", spied)
+    monkeypatch.setattr(lineblame, "WALK_PER_COMMIT", 60.0)
+    history = file_history(opened, head, "a.c")
+    found = line_blame(opened, head, "a.c", history, ancestry, {"b.c"})
+    assert asked[0] >= {"a.c", "b.c", "c.c", "d.c"}
+    assert found == _full(opened, head, "a.c")

@@ -6,7 +6,8 @@ Built from the walk's log (e2g.git.treelog), which holds the same facts as
 Python objects (git.git: 260 MB); here commits are numbers in the log's order
 (children first, the head first), parents are numbers, and each path has an array
 of the commits that changed it (git.git: 81,864 commits, 274,177 changes, 3 MB on
-disk, loaded in 0.03 s). A warm writes it beside the tree's kept log for its
+disk, loaded in 0.03 s), and each commit's deleted paths: with each path's first
+change, where it was added, they tell the moves line blame follows (moved()). A warm writes it beside the tree's kept log for its
 workers (replaced whole: a temporary file synced, then renamed; one that cannot
 be read back is not used, and line blame takes the way it takes without it).
 """
@@ -15,21 +16,25 @@ from __future__ import annotations
 
 import marshal
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from e2g.files import replace_whole
 from e2g.git.repo import FULL_SHA
 from e2g.git.treelog import TreeLog
 
-FORMAT = 1  # of the file: another value is not read
+FORMAT = 2  # of the file: another value is not read (1: without deletions)
 NONE = -1  # no first parent: a root
+# A commit that added or deleted more paths than this moved a whole folder (or is a
+# root, or a merge of a topic that did): which path became which is not told, and
+# following every one would keep many commits for nothing.
+MOVE_FANOUT = 16
 
 
 class Ancestry:
     """The commits up to `head` as numbers (0 is the head)."""
 
-    __slots__ = ("_changed", "_more", "_shas", "first", "head")
+    __slots__ = ("_begun", "_changed", "_deleted", "_more", "_shas", "first", "head")
 
     def __init__(
         self,
@@ -37,12 +42,15 @@ class Ancestry:
         first: array[int],
         more: dict[int, tuple[int, ...]],
         changed: dict[str, array[int]],
+        deleted: dict[int, tuple[str, ...]],
     ) -> None:
         self._shas = shas
         self.head = shas[0]
         self.first = first  # each commit's first parent (NONE for a root)
         self._more = more  # a merge's other parents
         self._changed = changed
+        self._deleted = deleted  # the paths a commit deleted (against its first)
+        self._begun: dict[int, list[str]] | None = None
 
     @classmethod
     def of(cls, log: TreeLog) -> Ancestry:
@@ -52,6 +60,7 @@ class Ancestry:
         first = array("i", [NONE]) * len(shas)
         more: dict[int, tuple[int, ...]] = {}
         changed: dict[str, array[int]] = {}
+        deleted: dict[int, tuple[str, ...]] = {}
         for n, commit in enumerate(log.commits.values()):
             parents = [number[parent] for parent in commit.parents]
             if parents:
@@ -63,7 +72,10 @@ class Ancestry:
                 if found is None:
                     found = changed[path] = array("i")
                 found.append(n)
-        return cls(shas, first, more, changed)
+            gone = tuple(path for path, blob in commit.changes.items() if blob is None)
+            if gone:
+                deleted[n] = gone
+        return cls(shas, first, more, changed, deleted)
 
     def sha(self, commit: int) -> str:
         return self._shas[commit]
@@ -80,6 +92,45 @@ class Ancestry:
             found.update(self._changed.get(path, ()))
         return found
 
+    def moved(self, paths: Iterable[str]) -> set[str]:
+        """`paths` and, again and again, the paths each was moved from or to.
+
+        Changes are against first parents, without renames: a commit that deleted
+        a few paths and added a few (their first change) moved the ones to the
+        others; on a topic, its own commit did. Line blame's set of paths then
+        holds the names a file had between those its lines were last seen in
+        (git.git's odb.h: object-file.c named, not sha1-file.c, its name between
+        sha1_file.c and it; a try of 1.9 s thrown away for the full walk)."""
+        begun = self._first_changes()
+        found = set(paths)
+        todo = list(found)
+        while todo:
+            path = todo.pop()
+            changes = self._changed.get(path)
+            if not changes:
+                continue
+            near: list[str] = []
+            # Numbered from the head down: changes[-1] is the first, where it was
+            # added, and the names it had before were deleted there.
+            if len(begun.get(changes[-1], ())) <= MOVE_FANOUT:
+                near += _few(self._deleted.get(changes[-1], ()))
+            for commit in changes:
+                gone = _few(self._deleted.get(commit, ()))
+                if path in gone:  # the names it took were added there
+                    near += _few(begun.get(commit, ()))
+            fresh = [other for other in near if other not in found]
+            found.update(fresh)
+            todo += fresh
+        return found
+
+    def _first_changes(self) -> dict[int, list[str]]:
+        """The paths whose first change each commit was."""
+        if self._begun is None:
+            self._begun = {}
+            for path, changes in self._changed.items():
+                self._begun.setdefault(changes[-1], []).append(path)
+        return self._begun
+
     def write(self, place: Path) -> None:
         """Replaced whole, or left as it was (a full disk: not used, as when
         there is none)."""
@@ -90,6 +141,7 @@ class Ancestry:
                 self.first.tobytes(),
                 self._more,
                 {path: found.tobytes() for path, found in self._changed.items()},
+                self._deleted,
             )
         )
         replace_whole(place, data, fault="ancestry.write")
@@ -99,9 +151,10 @@ class Ancestry:
         """The ancestry written at `place`; None when there is none or it cannot be
         read back whole (cut short, another format, not ours)."""
         try:
-            version, shas, first, more, changed = marshal.loads(place.read_bytes())
-            if version != FORMAT:
+            loaded = marshal.loads(place.read_bytes())
+            if not isinstance(loaded, tuple) or not loaded or loaded[0] != FORMAT:
                 return None
+            _, shas, first, more, changed, deleted = loaded
             names = shas.split("\n")
             numbers = array("i")
             numbers.frombytes(first)
@@ -121,6 +174,11 @@ class Ancestry:
                     for commit, parents in more.items()
                 )
                 and all(_within(found, 0, count) for found in arrays.values())
+                and isinstance(deleted, dict)
+                and all(
+                    isinstance(gone, tuple) and all(isinstance(p, str) for p in gone)
+                    for gone in deleted.values()
+                )
             ):
                 return None
         except (
@@ -132,7 +190,12 @@ class Ancestry:
             OverflowError,
         ):
             return None
-        return cls(names, numbers, more, arrays)
+        return cls(names, numbers, more, arrays, deleted)
+
+
+def _few(paths: Sequence[str]) -> Sequence[str]:
+    """`paths`, or none when they are too many to pair (MOVE_FANOUT)."""
+    return paths if len(paths) <= MOVE_FANOUT else ()
 
 
 def _within(numbers: array[int], low: int, count: int) -> bool:

@@ -48,7 +48,13 @@ walked in full after the tries (59 of another 60, all the full walk's; 14 of
 
 A file blamed before (a warm's update) starts from the paths its last line blame
 named (`seen`, kept in its token cache): the first try then mostly settles, and a
-long history, walked in full otherwise, is tried once so.
+long history, walked in full otherwise, is tried once so. The set also holds the
+names its paths were moved from or to (Ancestry.moved): blame names where lines
+were written, not the names they passed through (git.git's odb.h named
+sha1_file.c and object-file.c, never sha1-file.c between them, and its try
+without it failed). On git.git's update of 102 commits, the 108 files' line
+blames one by one: 44.0-47.1 s with 2 full walks after a failed try, 38.5-41.6 s
+with every try settled.
 """
 
 from __future__ import annotations
@@ -99,7 +105,7 @@ def line_blame(
         and tip is not None
         and (short or seen)
     ):
-        paths = {path, *(revision.path for revision in revisions), *seen}
+        paths = ancestry.moved({path, *(r.path for r in revisions), *seen})
         tries = UNION_TRIES if short else 1
         found = _along(repo, sha, path, paths, ancestry, tries)
         return found if found is not None else repo.blame(sha, path)
@@ -137,7 +143,7 @@ def _along(  # noqa: PLR0913 - the blame and its tries
             return found
         if time.monotonic() - started > budget:
             return None
-        paths |= named
+        paths = ancestry.moved(paths | named)
     return None
 
 
