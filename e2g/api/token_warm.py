@@ -546,10 +546,11 @@ def _run(  # noqa: PLR0913 - the warm's state
 ) -> Iterator[tuple[str, str, FileSummary | str]]:
     """Each file's outcome as it comes (`at`: the revision, where the walk
     wrote its ancestry, and the commits blame looks through, read once for the
-    warm: a `git config` per file less); `paths`: the files in the order to blame them, and the
-    heavy ones): in the worker processes of `workers` (a pool and its width)
-    when there are, handed out by a _Dispatch (a worker that dies, killed or out
-    of memory, ends the run: what was done is kept, and the next run resumes)."""
+    warm: a `git config` per file less; `paths`: the files in the order to blame
+    them, and the heavy ones): in the worker processes of `workers` (a pool and
+    its width) when there are, handed out by a _Dispatch (a worker that dies,
+    killed or out of memory, ends the run: what was done is kept, and the next
+    run resumes)."""
     order, heavy = paths
     pool, width = workers
     work = {

@@ -7,9 +7,10 @@ Python objects (git.git: 260 MB); here commits are numbers in the log's order
 (children first, the head first), parents are numbers, and each path has an array
 of the commits that changed it (git.git: 81,864 commits, 274,177 changes, 3 MB on
 disk, loaded in 0.03 s), and each commit's deleted paths: with each path's first
-change, where it was added, they tell the moves line blame follows (moved()). A warm writes it beside the tree's kept log for its
-workers (replaced whole: a temporary file synced, then renamed; one that cannot
-be read back is not used, and line blame takes the way it takes without it).
+change, where it was added, they tell the moves line blame follows (moved()). A
+warm writes it beside the tree's kept log for its workers (replaced whole: a
+temporary file synced, then renamed; one that cannot be read back is not used,
+and line blame takes the way it takes without it).
 """
 
 from __future__ import annotations
