@@ -241,7 +241,7 @@ class _Replay:
                 self.tables[commit.sha] = self._table(commit)
             for query in self.asked.get(commit.sha, ()):
                 query.tip = self._stands(commit.sha, self.index[query.path])
-            for parent in set(parents) if len(parents) > 1 else parents:
+            for parent in set(parents):
                 children[parent] -= 1
                 if children[parent] == 0:
                     self.tables.pop(parent, None)  # no child left to ask
